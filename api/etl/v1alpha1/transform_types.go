@@ -1,0 +1,249 @@
+package v1alpha1
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Communication is how the node agent hands objects to the transformer.
+// The admission webhook also accepts the "hpush://" spelling and normalises it.
+// +kubebuilder:validation:Enum=hpush;hpull;io;ws
+type Communication string
+
+const (
+	// CommHPush: the agent PUTs the object to the transformer and reads the result from the reply.
+	CommHPush Communication = "hpush"
+	// CommHPull: the transformer fetches the object from the agent (inline: the client is redirected).
+	CommHPull Communication = "hpull"
+	// CommIO: the transformer is a command reading stdin and writing stdout, run per object by a shim.
+	CommIO Communication = "io"
+	// CommWS: objects stream over a pool of WebSocket connections.
+	CommWS Communication = "ws"
+)
+
+// Communications lists every communication type.
+var Communications = []Communication{CommHPush, CommHPull, CommIO, CommWS}
+
+// Argument is what the transformer receives for each object.
+// +kubebuilder:validation:Enum="";fqn;url
+type Argument string
+
+const (
+	// ArgBytes: the object's bytes.
+	ArgBytes Argument = ""
+	// ArgFQN: the object's path on the node, for transformers that read it themselves.
+	ArgFQN Argument = "fqn"
+	// ArgURL: a URL the transformer fetches the object from.
+	ArgURL Argument = "url"
+)
+
+// FailurePolicy says what a failed transformer does to its Transform.
+// +kubebuilder:validation:Enum=Abort;Restart
+type FailurePolicy string
+
+const (
+	// FailureAbort aborts the whole Transform, as AIStore does.
+	FailureAbort FailurePolicy = "Abort"
+	// FailureRestart replaces the failed pod, with backoff.
+	FailureRestart FailurePolicy = "Restart"
+)
+
+// Defaults the admission webhook fills in.
+const (
+	DefaultCommunication = CommHPush
+	DefaultInitTimeout   = 45 * time.Second
+	DefaultObjectTimeout = 10 * time.Second
+	DefaultPort          = int32(8000)
+	DefaultPortName      = "default"
+	DefaultHealthPath    = "/health"
+	DefaultFunction      = "transform"
+	DefaultFailurePolicy = FailureAbort
+)
+
+// RuntimeSpec describes a transformer by its image and command; the controller builds the pod.
+type RuntimeSpec struct {
+	// Image of the transformer container.
+	Image string `json:"image"`
+	// +optional
+	Command []string `json:"command,omitempty"`
+	// +optional
+	Args []string `json:"args,omitempty"`
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// CodeSpec describes a transformer by its source code, run by one of mlkube's runtime images.
+type CodeSpec struct {
+	// Runtime names the runtime image, e.g. python3.11.
+	Runtime string `json:"runtime"`
+	// Source is the code; it must define the function named by Function.
+	Source string `json:"source"`
+	// Dependencies is a requirements text installed before the code runs.
+	// +optional
+	Dependencies string `json:"dependencies,omitempty"`
+	// Function is the name of the function called per object. Defaults to "transform".
+	// +optional
+	Function string `json:"function,omitempty"`
+	// ChunkSize streams objects in chunks of this many bytes; 0 passes whole objects.
+	// +optional
+	ChunkSize int64 `json:"chunkSize,omitempty"`
+}
+
+// TransformSpec is the desired state of a Transform. Exactly one of Runtime, PodTemplate and Code
+// describes the transformer.
+type TransformSpec struct {
+	// +optional
+	Runtime *RuntimeSpec `json:"runtime,omitempty"`
+	// PodTemplate is a full pod template with exactly one container and a port named "default".
+	// +optional
+	PodTemplate *corev1.PodTemplateSpec `json:"podTemplate,omitempty"`
+	// +optional
+	Code *CodeSpec `json:"code,omitempty"`
+
+	// Communication is hpush, hpull, io or ws. Defaults to hpush.
+	// +optional
+	Communication Communication `json:"communication,omitempty"`
+	// Argument is "" (the object's bytes), fqn or url.
+	// +optional
+	Argument Argument `json:"argument,omitempty"`
+	// InitTimeout bounds how long a transformer may take to become ready. Defaults to 45s.
+	// +optional
+	InitTimeout *metav1.Duration `json:"initTimeout,omitempty"`
+	// ObjectTimeout bounds the transformation of one object. Defaults to 10s.
+	// +optional
+	ObjectTimeout *metav1.Duration `json:"objectTimeout,omitempty"`
+	// Env is added to the transformer container.
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// NodeSelector picks the nodes that run a transformer; default every node with a data path agent.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Stopped deletes the transformer pods but keeps the Transform; false starts them again.
+	// +optional
+	Stopped bool `json:"stopped,omitempty"`
+	// FailurePolicy is Abort or Restart. Defaults to Abort.
+	// +optional
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+}
+
+// Stage is the life-cycle stage of a Transform.
+type Stage string
+
+const (
+	StageInitializing Stage = "Initializing"
+	StageRunning      Stage = "Running"
+	StageAborted      Stage = "Aborted"
+	StageStopped      Stage = "Stopped"
+)
+
+// Counters are the data path's per-object counters.
+type Counters struct {
+	Objects  int64 `json:"objects,omitempty"`
+	BytesIn  int64 `json:"bytesIn,omitempty"`
+	BytesOut int64 `json:"bytesOut,omitempty"`
+	Errors   int64 `json:"errors,omitempty"`
+}
+
+// NodeStatus is the state of the transformer on one node.
+type NodeStatus struct {
+	Node string `json:"node"`
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// +optional
+	IP string `json:"ip,omitempty"`
+	// +optional
+	Port int32 `json:"port,omitempty"`
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
+	// +optional
+	Counters `json:",inline"`
+}
+
+// ObjectError is one failed object, as AIStore's per-object error list records it.
+type ObjectError struct {
+	Object     string      `json:"object"`
+	Message    string      `json:"message"`
+	StatusCode int32       `json:"statusCode,omitempty"`
+	Node       string      `json:"node,omitempty"`
+	Time       metav1.Time `json:"time,omitempty"`
+}
+
+// MaxObjectErrors is how many recent per-object errors status keeps.
+const MaxObjectErrors = 128
+
+// TransformStatus is the observed state of a Transform.
+type TransformStatus struct {
+	// +optional
+	Stage Stage `json:"stage,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// NodesReady is "<ready>/<total>", for display.
+	// +optional
+	NodesReady string `json:"nodesReady,omitempty"`
+	// Nodes holds one entry per eligible node.
+	// +optional
+	// +listType=map
+	// +listMapKey=node
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+	// Totals sums the counters of every node.
+	// +optional
+	Totals Counters `json:"totals,omitempty"`
+	// Errors holds the most recent per-object errors, at most MaxObjectErrors.
+	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	Errors []ObjectError `json:"errors,omitempty"`
+	// ObservedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// Transform is user transformation code run next to the data, one transformer pod per node.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=etl,categories=mlkube
+// +kubebuilder:printcolumn:name="Communication",type=string,JSONPath=`.spec.communication`
+// +kubebuilder:printcolumn:name="Stage",type=string,JSONPath=`.status.stage`
+// +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.nodesReady`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Transform struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TransformSpec   `json:"spec,omitempty"`
+	Status TransformStatus `json:"status,omitempty"`
+}
+
+// TransformList is a list of Transforms.
+//
+// +kubebuilder:object:root=true
+type TransformList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Transform `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Transform{}, &TransformList{})
+}
+
+// NodeHashLength is the length of the node hash in a transformer pod's name, <name>-<node hash>.
+const NodeHashLength = 8
+
+// MaxNameLength keeps "<name>-<node hash>" within a 63-character DNS label.
+const MaxNameLength = 63 - 1 - NodeHashLength
+
+// CodeRuntimes lists the runtimes spec.code.runtime may name: those mlkube ships an image for.
+var CodeRuntimes = []string{"python3.11"}

@@ -1,0 +1,90 @@
+// Package mxjob holds the admission rules of MxJobs: defaulting and validation as plain functions
+// over the API types, and the thin controller-runtime adapter that serves them.
+package mxjob
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+)
+
+// Default fills every field the design defaults. It is idempotent: defaulting a defaulted job
+// changes nothing.
+func Default(job *v1beta1.MxJob) {
+	DefaultSpec(&job.Spec)
+}
+
+// DefaultSpec defaults a job spec; update validation uses it to ignore what defaulting adds.
+func DefaultSpec(spec *v1beta1.MxJobSpec) {
+	for i := range spec.ReplicaSpecs {
+		defaultReplicaSpec(&spec.ReplicaSpecs[i])
+	}
+	if spec.JobMode == "" {
+		spec.JobMode = inferMode(spec.ReplicaSpecs)
+	}
+	rp := &spec.RunPolicy
+	if rp.CleanPodPolicy == "" {
+		rp.CleanPodPolicy = v1beta1.DefaultCleanPodPolicy
+	}
+	if rp.Suspend == nil {
+		rp.Suspend = ptr.To(false)
+	}
+}
+
+// inferMode picks dist when the job has a scheduler or a server, else local.
+func inferMode(specs []v1beta1.ReplicaSpec) v1beta1.JobMode {
+	for _, rs := range specs {
+		if rs.MxReplicaType == v1beta1.ReplicaTypeScheduler || rs.MxReplicaType == v1beta1.ReplicaTypeServer {
+			return v1beta1.DistMode
+		}
+	}
+	return v1beta1.LocalMode
+}
+
+func defaultReplicaSpec(rs *v1beta1.ReplicaSpec) {
+	if rs.MxReplicaType == "" {
+		rs.MxReplicaType = v1beta1.ReplicaTypeWorker
+	}
+	if rs.Replicas == nil {
+		rs.Replicas = ptr.To(v1beta1.DefaultReplicas)
+	}
+	if rs.PsRootPort == nil {
+		rs.PsRootPort = ptr.To(v1beta1.DefaultPsRootPort)
+	}
+	if rs.RestartPolicy == "" {
+		rs.RestartPolicy = v1beta1.DefaultRestartPolicy
+	}
+	if rs.Template != nil {
+		defaultPort(rs.Template.Spec.Containers, *rs.PsRootPort)
+	}
+}
+
+// defaultPort gives the mxnet container a port named mxjob-port on psRootPort, unless it
+// already has a port of that name.
+func defaultPort(containers []corev1.Container, port int32) {
+	c := MxnetContainer(containers)
+	if c == nil {
+		return
+	}
+	for _, p := range c.Ports {
+		if p.Name == v1beta1.DefaultPortName {
+			return
+		}
+	}
+	c.Ports = append(c.Ports, corev1.ContainerPort{
+		Name:          v1beta1.DefaultPortName,
+		ContainerPort: port,
+		Protocol:      corev1.ProtocolTCP,
+	})
+}
+
+// MxnetContainer returns the container named "mxnet", or nil.
+func MxnetContainer(containers []corev1.Container) *corev1.Container {
+	for i := range containers {
+		if containers[i].Name == v1beta1.DefaultContainerName {
+			return &containers[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package transform
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/webhook/internal/fieldcheck"
+)
+
+var (
+	specPath = field.NewPath("spec")
+
+	communications = []string{string(v1alpha1.CommHPush), string(v1alpha1.CommHPull), string(v1alpha1.CommIO), string(v1alpha1.CommWS)}
+	arguments      = []string{string(v1alpha1.ArgBytes), string(v1alpha1.ArgFQN), string(v1alpha1.ArgURL)}
+	failurePolicy  = []string{string(v1alpha1.FailureAbort), string(v1alpha1.FailureRestart)}
+
+	pythonIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// ValidateCreate returns every problem of a new Transform. Unset optional fields count as their
+// defaults, so a Transform is judged the same before and after defaulting.
+func ValidateCreate(t *v1alpha1.Transform) field.ErrorList {
+	name := fieldcheck.EffectiveName(t.Name, t.GenerateName)
+	errs := fieldcheck.DNSLabelName(field.NewPath("metadata", "name"), name, v1alpha1.MaxNameLength,
+		fmt.Sprintf("so that per-node pod names \"<name>-<%d-character node hash>\" stay valid DNS labels", v1alpha1.NodeHashLength))
+	return append(errs, validateSpec(&t.Spec)...)
+}
+
+// ValidateUpdate returns every problem of an update: the new Transform must be valid and what
+// defines the transformer must not change.
+func ValidateUpdate(old, t *v1alpha1.Transform) field.ErrorList {
+	if t.DeletionTimestamp != nil {
+		return nil // let finalizers be removed whatever the spec holds
+	}
+	errs := validateSpec(&t.Spec)
+	return append(errs, validateImmutable(&old.Spec, &t.Spec)...)
+}
+
+func validateSpec(spec *v1alpha1.TransformSpec) field.ErrorList {
+	errs := validateForm(spec)
+	comm := strings.TrimSuffix(string(spec.Communication), "://")
+	if comm != "" {
+		errs = append(errs, fieldcheck.OneOf(specPath.Child("communication"), comm, communications)...)
+	}
+	errs = append(errs, fieldcheck.OneOf(specPath.Child("argument"), string(spec.Argument), arguments)...)
+	if spec.FailurePolicy != "" {
+		errs = append(errs, fieldcheck.OneOf(specPath.Child("failurePolicy"), string(spec.FailurePolicy), failurePolicy)...)
+	}
+	errs = append(errs, positive(specPath.Child("initTimeout"), spec.InitTimeout)...)
+	errs = append(errs, positive(specPath.Child("objectTimeout"), spec.ObjectTimeout)...)
+	errs = append(errs, fieldcheck.Env(specPath.Child("env"), spec.Env)...)
+	errs = append(errs, fieldcheck.NodeSelector(specPath.Child("nodeSelector"), spec.NodeSelector)...)
+	errs = append(errs, fieldcheck.Tolerations(specPath.Child("tolerations"), spec.Tolerations)...)
+	if comm == string(v1alpha1.CommIO) {
+		errs = append(errs, validateIOCommand(spec)...)
+	}
+	return errs
+}
+
+// validateForm checks that exactly one of runtime, podTemplate and code describes the transformer,
+// then checks that one.
+func validateForm(spec *v1alpha1.TransformSpec) field.ErrorList {
+	var set []string
+	var errs field.ErrorList
+	if spec.Runtime != nil {
+		set = append(set, "runtime")
+		errs = append(errs, validateRuntime(specPath.Child("runtime"), spec.Runtime)...)
+	}
+	if spec.PodTemplate != nil {
+		set = append(set, "podTemplate")
+		errs = append(errs, validatePodTemplate(specPath.Child("podTemplate"), spec.PodTemplate)...)
+	}
+	if spec.Code != nil {
+		set = append(set, "code")
+		errs = append(errs, validateCode(specPath.Child("code"), spec.Code)...)
+	}
+	switch len(set) {
+	case 0:
+		errs = append(errs, field.Required(specPath, "describe the transformer with exactly one of spec.runtime (an image), spec.podTemplate (a full pod) or spec.code (source for a runtime)"))
+	case 1:
+	default:
+		for _, f := range set[1:] {
+			errs = append(errs, field.Forbidden(specPath.Child(f), fmt.Sprintf(
+				"only one of spec.runtime, spec.podTemplate and spec.code may be set, and spec.%s is set too; remove one", set[0])))
+		}
+	}
+	return errs
+}
+
+func validateRuntime(p *field.Path, rt *v1alpha1.RuntimeSpec) field.ErrorList {
+	var errs field.ErrorList
+	if strings.TrimSpace(rt.Image) == "" {
+		errs = append(errs, field.Required(p.Child("image"), "the transformer's image is required"))
+	}
+	return append(errs, fieldcheck.Env(p.Child("env"), rt.Env)...)
+}
+
+func validatePodTemplate(p *field.Path, tmpl *corev1.PodTemplateSpec) field.ErrorList {
+	cp := p.Child("spec", "containers")
+	containers := tmpl.Spec.Containers
+	if len(containers) != 1 {
+		return field.ErrorList{field.Invalid(cp, len(containers), "exactly one container (the transformer) is required")}
+	}
+	errs := fieldcheck.Containers(cp, containers)
+	c := &containers[0]
+	if DefaultPort(c.Ports) == nil {
+		errs = append(errs, field.Required(cp.Index(0).Child("ports"), fmt.Sprintf(
+			"a port named %q is required: the node agent talks to the transformer there", v1alpha1.DefaultPortName)))
+	}
+	return errs
+}
+
+func validateCode(p *field.Path, code *v1alpha1.CodeSpec) field.ErrorList {
+	errs := fieldcheck.OneOf(p.Child("runtime"), code.Runtime, v1alpha1.CodeRuntimes)
+	if strings.TrimSpace(code.Source) == "" {
+		errs = append(errs, field.Required(p.Child("source"), "the transformer's source code is required"))
+	}
+	if code.Function != "" && !pythonIdentifier.MatchString(code.Function) {
+		errs = append(errs, field.Invalid(p.Child("function"), code.Function,
+			"must be the name of a function defined in spec.code.source, e.g. transform"))
+	}
+	if code.ChunkSize < 0 {
+		errs = append(errs, field.Invalid(p.Child("chunkSize"), code.ChunkSize, "must be 0 (whole objects) or a positive number of bytes"))
+	}
+	return errs
+}
+
+// validateIOCommand: the io shim runs the container's command once per object, and without a
+// registry nothing can look up an image's entrypoint, so the command must be spelled out.
+func validateIOCommand(spec *v1alpha1.TransformSpec) field.ErrorList {
+	switch {
+	case spec.Runtime != nil && len(spec.Runtime.Command) == 0:
+		return field.ErrorList{field.Required(specPath.Child("runtime", "command"),
+			"communication io runs this command once per object (stdin in, stdout out); set it")}
+	case spec.PodTemplate != nil && len(spec.PodTemplate.Spec.Containers) == 1 && len(spec.PodTemplate.Spec.Containers[0].Command) == 0:
+		return field.ErrorList{field.Required(specPath.Child("podTemplate", "spec", "containers").Index(0).Child("command"),
+			"communication io runs this command once per object (stdin in, stdout out); set it")}
+	}
+	return nil
+}
+
+func positive(p *field.Path, d *metav1.Duration) field.ErrorList {
+	if d != nil && d.Duration <= 0 {
+		return field.ErrorList{field.Invalid(p, d.Duration.String(), "must be a positive duration, e.g. 30s")}
+	}
+	return nil
+}
+
+// validateImmutable rejects changes to what defines the transformer; stopped, failurePolicy,
+// timeouts and node placement may change.
+func validateImmutable(oldSpec, newSpec *v1alpha1.TransformSpec) field.ErrorList {
+	o, n := oldSpec.DeepCopy(), newSpec.DeepCopy()
+	DefaultSpec(o)
+	DefaultSpec(n)
+	const msg = "field is immutable: it defines the running transformer; delete the Transform and create it again to change it"
+	var errs field.ErrorList
+	check := func(name string, a, b any) {
+		if !equality.Semantic.DeepEqual(a, b) {
+			errs = append(errs, field.Forbidden(specPath.Child(name), msg))
+		}
+	}
+	check("runtime", o.Runtime, n.Runtime)
+	check("podTemplate", o.PodTemplate, n.PodTemplate)
+	check("code", o.Code, n.Code)
+	check("communication", o.Communication, n.Communication)
+	check("argument", o.Argument, n.Argument)
+	check("env", o.Env, n.Env)
+	return errs
+}
