@@ -53,7 +53,7 @@ func TestValidateCreate(t *testing.T) {
 		},
 		// rule: every replica's template has a container named mxnet
 		"no mxnet container": {
-			job: builders.MxJob("train").Dist(1, 1).EditReplica(1, withContainers(corev1.Container{Name: "main", Image: "x"})).Obj(),
+			job:  builders.MxJob("train").Dist(1, 1).EditReplica(1, withContainers(corev1.Container{Name: "main", Image: "x"})).Obj(),
 			want: []string{"spec.replicaSpecs[1].template.spec.containers: " + required},
 		},
 		"mxnet container beside a sidecar": {
@@ -81,7 +81,7 @@ func TestValidateCreate(t *testing.T) {
 			want: []string{"spec.replicaSpecs: " + required, "spec.replicaSpecs: " + required},
 		},
 		"mode inferred as dist from a server": {
-			job: builders.MxJob("train").Replica(v1beta1.ReplicaTypeServer, 1).Replica(v1beta1.ReplicaTypeWorker, 1).Obj(),
+			job:  builders.MxJob("train").Replica(v1beta1.ReplicaTypeServer, 1).Replica(v1beta1.ReplicaTypeWorker, 1).Obj(),
 			want: []string{"spec.replicaSpecs: " + required},
 		},
 		// rule: any other mode is rejected

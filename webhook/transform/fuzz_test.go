@@ -1,0 +1,94 @@
+package transform
+
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/webhook/internal/webhooktest"
+)
+
+// generateTransform makes a fuzzed Transform: a valid one of each form with up to three fields
+// refilled at random.
+func generateTransform(data []byte) *v1alpha1.Transform {
+	bases := []func() *v1alpha1.Transform{
+		func() *v1alpha1.Transform { return builders.Transform("rt").Runtime("img", "cmd").Obj() },
+		func() *v1alpha1.Transform {
+			tr := builders.Transform("pt").PodTemplate("img").Obj()
+			tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
+			return tr
+		},
+		func() *v1alpha1.Transform { return builders.Transform("code").Code("python3.11", "def transform(b): return b").Obj() },
+	}
+	fields := func(tr *v1alpha1.Transform) []any {
+		s := &tr.Spec
+		ptrs := []any{&tr.ObjectMeta, &s.Communication, &s.Argument, &s.InitTimeout, &s.ObjectTimeout, &s.Env,
+			&s.NodeSelector, &s.Tolerations, &s.FailurePolicy, &s.Runtime, &s.PodTemplate, &s.Code}
+		if s.PodTemplate != nil {
+			ptrs = append(ptrs, &s.PodTemplate.Spec.Containers[0].Ports, &s.PodTemplate.Spec.Containers[0].Command)
+		}
+		return ptrs
+	}
+	return webhooktest.Generate(data, bases, fields,
+		webhooktest.Pick[v1alpha1.Communication]("", v1alpha1.CommHPush, v1alpha1.CommHPull, v1alpha1.CommIO, v1alpha1.CommWS, "ws://", "grpc"),
+		webhooktest.Pick[v1alpha1.Argument]("", v1alpha1.ArgFQN, v1alpha1.ArgURL, "path"),
+		webhooktest.Pick[v1alpha1.FailurePolicy]("", v1alpha1.FailureAbort, v1alpha1.FailureRestart, "Ignore"),
+	)
+}
+
+// TestGeneratedTransformsMixValidAndInvalid guards the fuzz target against going vacuous.
+func TestGeneratedTransformsMixValidAndInvalid(t *testing.T) {
+	share := webhooktest.ValidShare(2000, generateTransform, func(tr *v1alpha1.Transform) bool { return len(ValidateCreate(tr)) == 0 })
+	t.Logf("valid share %.2f", share)
+	if share < 0.2 || share > 0.8 {
+		t.Fatalf("%.0f%% of generated Transforms are valid; want between 20%% and 80%%", share*100)
+	}
+}
+
+// FuzzTransformAdmission checks, on random Transforms, that the rules never panic, that
+// defaulting is idempotent and survives the API server's JSON round trip, that a valid Transform
+// stays valid once defaulted, and that what defaulting adds never counts as an immutable change.
+func FuzzTransformAdmission(f *testing.F) {
+	for _, seed := range []string{"", "runtime", "podTemplate", "code", "a longer seed for other shapes"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr := generateTransform(data)
+
+		errsBefore := ValidateCreate(tr)
+
+		once := tr.DeepCopy()
+		Default(once)
+		twice := once.DeepCopy()
+		Default(twice)
+		if !equality.Semantic.DeepEqual(once, twice) {
+			t.Fatalf("defaulting twice differs from defaulting once:\nonce:  %+v\ntwice: %+v", once.Spec, twice.Spec)
+		}
+		if len(errsBefore) == 0 {
+			if errs := ValidateCreate(once); len(errs) != 0 {
+				t.Fatalf("a valid Transform became invalid by defaulting: %v", errs)
+			}
+		}
+		if errs := validateImmutable(&tr.Spec, &once.Spec); len(errs) != 0 {
+			t.Fatalf("defaulting counted as an immutable change: %v", errs)
+		}
+
+		raw, err := json.Marshal(once)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		stored := &v1alpha1.Transform{}
+		if err := json.Unmarshal(raw, stored); err != nil {
+			t.Fatalf("unmarshal: %v", err)
+		}
+		Default(stored)
+		if !equality.Semantic.DeepEqual(once.Spec, stored.Spec) {
+			t.Fatalf("defaults did not survive a JSON round trip:\nbefore: %+v\nafter:  %+v", once.Spec, stored.Spec)
+		}
+		_ = ValidateUpdate(tr, once)
+	})
+}
