@@ -22,7 +22,9 @@ func generateTransform(data []byte) *v1alpha1.Transform {
 			tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
 			return tr
 		},
-		func() *v1alpha1.Transform { return builders.Transform("code").Code("python3.11", "def transform(b): return b").Obj() },
+		func() *v1alpha1.Transform {
+			return builders.Transform("code").Code("python3.11", "def transform(b): return b").Obj()
+		},
 	}
 	fields := func(tr *v1alpha1.Transform) []any {
 		s := &tr.Spec

@@ -1,0 +1,76 @@
+# mlkube's make targets are its interface: README.md and .ci/run call nothing else.
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := build
+
+GO ?= go
+TOOLS := $(GO) tool -modfile=hack/tools/go.mod
+CONTROLLER_GEN := $(TOOLS) controller-gen
+MARKER_PATHS := paths="{./api/...,./controller/...,./webhook/...}"
+# Slow builds (Kubernetes binaries, CoreDNS) are cached here, keyed by version.
+export MLKUBE_CACHE ?= $(HOME)/.cache/mlkube
+FUZZTIME ?= 5s
+# Generated files `verify` checks.
+GENERATED := api manifests
+
+.PHONY: all
+all: generate manifests build lint test
+
+##@ Generate
+
+.PHONY: generate
+generate: ## deepcopy functions for the API types
+	$(CONTROLLER_GEN) object paths=./api/...
+
+.PHONY: manifests
+manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests/install.yaml
+	$(CONTROLLER_GEN) crd:maxDescLen=0,generateEmbeddedObjectMeta=true rbac:roleName=manager webhook $(MARKER_PATHS) \
+		output:crd:artifacts:config=manifests/crd/bases \
+		output:rbac:artifacts:config=manifests/rbac \
+		output:webhook:artifacts:config=manifests/webhook
+	hack/render-install.sh
+
+.PHONY: verify
+verify: generate manifests ## fail when generated files are stale
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
+		echo "generated files are stale; run 'make generate manifests' and commit:"; \
+		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); exit 1; fi
+	@echo "generated files are up to date"
+
+##@ Build
+
+.PHONY: build
+build: ## static binaries into bin/
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+##@ Test
+
+.PHONY: envtest-assets
+envtest-assets: ## build kube-apiserver (cached) for the integration tests
+	hack/envtest-assets.sh
+
+.PHONY: test
+test: test-unit fuzz ## unit and integration tests (real kube-apiserver + etcd), then fuzzing
+
+.PHONY: test-unit
+test-unit:
+	assets=$$(hack/envtest-assets.sh); \
+	KUBEBUILDER_ASSETS=$$assets MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for target in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for fn in $$(grep -h -o '^func Fuzz[A-Za-z0-9_]*' $$target/*_test.go | cut -d' ' -f2); do \
+			echo "fuzz $$fn in $$target for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$target; \
+		done; \
+	done
+
+.PHONY: help
+help:
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

@@ -1,0 +1,53 @@
+// Command manager runs mlkube's controller manager: the MxJob and Transform admission webhooks
+// (with certificates from cert-controller) and, as they are added, the controllers.
+package main
+
+import (
+	"flag"
+	"os"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/mlkube/mlkube/controller/manager"
+)
+
+func main() {
+	opts := manager.DefaultOptions()
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		opts.Namespace = ns
+	}
+	var extraNames string
+	flag.StringVar(&opts.Namespace, "namespace", opts.Namespace, "namespace of the certificate Secret and the leader election lease (default: $POD_NAMESPACE)")
+	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", opts.MetricsAddr, "address of the metrics endpoint; 0 disables it")
+	flag.BoolVar(&opts.SecureMetrics, "metrics-secure", opts.SecureMetrics, "serve metrics over HTTPS with authentication and authorization")
+	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", opts.ProbeAddr, "address of /healthz and /readyz")
+	flag.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect a leader among replicas before running controllers")
+	flag.IntVar(&opts.WebhookPort, "webhook-port", opts.WebhookPort, "port of the webhook server")
+	flag.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "directory the webhook serving certificate is written to and read from")
+	flag.StringVar(&opts.CertSecret, "cert-secret", opts.CertSecret, "Secret holding the webhook CA and serving certificate")
+	flag.StringVar(&opts.WebhookService, "webhook-service", opts.WebhookService, "Service in front of the webhook server (names the certificate)")
+	flag.StringVar(&opts.MutatingWebhook, "mutating-webhook-configuration", opts.MutatingWebhook, "MutatingWebhookConfiguration that receives the CA bundle")
+	flag.StringVar(&opts.ValidatingWebhook, "validating-webhook-configuration", opts.ValidatingWebhook, "ValidatingWebhookConfiguration that receives the CA bundle")
+	flag.StringVar(&extraNames, "extra-cert-dns-names", "", "comma-separated further DNS names of the serving certificate")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	if extraNames != "" {
+		opts.ExtraCertDNSNames = strings.Split(extraNames, ",")
+	}
+
+	log := ctrl.Log.WithName("setup")
+	mgr, err := manager.New(ctrl.GetConfigOrDie(), opts)
+	if err != nil {
+		log.Error(err, "unable to set up the manager")
+		os.Exit(1)
+	}
+	log.Info("starting the manager", "namespace", opts.Namespace)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "the manager stopped with an error")
+		os.Exit(1)
+	}
+}

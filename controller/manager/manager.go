@@ -1,0 +1,205 @@
+// Package manager builds mlkube's controller-runtime manager: the webhook server with
+// cert-controller certificates, health and metrics endpoints, leader election for controllers,
+// and the registration of webhooks once certificates exist.
+package manager
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	mxnetv1beta1 "github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/controller/certs"
+	mlkubewebhook "github.com/mlkube/mlkube/webhook"
+)
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mlkube-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// The metrics endpoint authenticates and authorizes its callers through the API server.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// Options configure the manager; cmd/manager sets them from flags.
+type Options struct {
+	Namespace             string // where the manager runs: the cert Secret and the leader lease
+	MetricsAddr           string // "0" disables
+	SecureMetrics         bool
+	ProbeAddr             string
+	LeaderElection        bool
+	WebhookHost           string
+	WebhookPort           int
+	CertDir               string
+	CertSecret            string
+	WebhookService        string
+	MutatingWebhook       string
+	ValidatingWebhook     string
+	ExtraCertDNSNames     []string
+	LeaderElectionID      string
+	LeaderElectionRelease bool
+}
+
+// DefaultOptions are the production defaults; flags override them.
+func DefaultOptions() Options {
+	return Options{
+		Namespace:             "mlkube-system",
+		MetricsAddr:           ":8443",
+		SecureMetrics:         true,
+		ProbeAddr:             ":8081",
+		LeaderElection:        true,
+		WebhookPort:           9443,
+		CertDir:               "/tmp/k8s-webhook-server/serving-certs",
+		CertSecret:            "mlkube-webhook-cert",
+		WebhookService:        "mlkube-webhook-service",
+		MutatingWebhook:       "mlkube-mutating-webhook-configuration",
+		ValidatingWebhook:     "mlkube-validating-webhook-configuration",
+		LeaderElectionID:      "mlkube-manager.mlkube.io",
+		LeaderElectionRelease: true,
+	}
+}
+
+// Scheme knows the built-in types and mlkube's.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(mxnetv1beta1.AddToScheme(s))
+	utilruntime.Must(etlv1alpha1.AddToScheme(s))
+	return s
+}
+
+// hardenTLS keeps webhook and metrics TLS at 1.2 or newer and turns HTTP/2 off: HTTP/2's stream
+// reset and rapid reset attacks (CVE-2023-44487, CVE-2023-39325) cost a server far more than a
+// client, and admission traffic gains nothing from HTTP/2.
+func hardenTLS(c *tls.Config) {
+	c.MinVersion = tls.VersionTLS12
+	c.NextProtos = []string{"http/1.1"}
+}
+
+// New builds the manager. Webhooks are registered by a runnable that waits for the certificates,
+// so the API server never reaches a webhook served with a certificate it cannot verify.
+func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	ready := make(chan struct{})
+	watcher := certs.NewWatcher(opts.CertDir, ready)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: Scheme(),
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// The only Secret the manager reads is its own certificate Secret: cache just that one,
+			// which is also all its Role allows.
+			&corev1.Secret{}: {
+				Namespaces: map[string]cache.Config{opts.Namespace: {}},
+				Field:      fields.OneTermEqualSelector("metadata.name", opts.CertSecret),
+			},
+		}},
+		Metrics: metricsserver.Options{
+			BindAddress:    opts.MetricsAddr,
+			SecureServing:  opts.SecureMetrics,
+			FilterProvider: metricsFilter(opts.SecureMetrics),
+			TLSOpts:        []func(*tls.Config){hardenTLS},
+		},
+		HealthProbeBindAddress: opts.ProbeAddr,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    opts.WebhookHost,
+			Port:    opts.WebhookPort,
+			CertDir: opts.CertDir,
+			TLSOpts: []func(*tls.Config){hardenTLS, func(c *tls.Config) { c.GetCertificate = watcher.GetCertificate }},
+		}),
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionNamespace:       opts.Namespace,
+		LeaderElectionReleaseOnCancel: opts.LeaderElectionRelease,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	err = certs.Setup(mgr, certs.Options{
+		Secret:            types.NamespacedName{Namespace: opts.Namespace, Name: opts.CertSecret},
+		CertDir:           opts.CertDir,
+		DNSName:           fmt.Sprintf("%s.%s.svc", opts.WebhookService, opts.Namespace),
+		ExtraDNSNames:     append([]string{fmt.Sprintf("%s.%s.svc.cluster.local", opts.WebhookService, opts.Namespace)}, opts.ExtraCertDNSNames...),
+		MutatingWebhook:   opts.MutatingWebhook,
+		ValidatingWebhook: opts.ValidatingWebhook,
+		Ready:             ready,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(watcher); err != nil {
+		return nil, err
+	}
+	reg := &webhookRegistrar{mgr: mgr, ready: ready, registered: make(chan struct{})}
+	if err := mgr.Add(reg); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("webhooks", reg.readyCheck(watcher)); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func metricsFilter(secure bool) func(*rest.Config, *http.Client) (metricsserver.Filter, error) {
+	if !secure {
+		return nil
+	}
+	return filters.WithAuthenticationAndAuthorization
+}
+
+// webhookRegistrar registers the webhooks once certificates exist.
+type webhookRegistrar struct {
+	mgr        ctrl.Manager
+	ready      <-chan struct{}
+	registered chan struct{}
+}
+
+func (r *webhookRegistrar) Start(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-r.ready:
+	}
+	if err := mlkubewebhook.Register(r.mgr); err != nil {
+		return fmt.Errorf("registering webhooks: %w", err)
+	}
+	close(r.registered)
+	<-ctx.Done()
+	return nil
+}
+
+func (r *webhookRegistrar) NeedLeaderElection() bool { return false }
+
+// readyCheck passes once the webhooks are registered, their certificates served and the webhook
+// server listening: only then may the Service send the API server's calls to this replica.
+func (r *webhookRegistrar) readyCheck(w *certs.Watcher) healthz.Checker {
+	started := r.mgr.GetWebhookServer().StartedChecker()
+	return func(req *http.Request) error {
+		select {
+		case <-r.registered:
+		default:
+			return errors.New("webhook certificates are not ready yet")
+		}
+		if !w.Ready() {
+			return errors.New("webhook certificates are not loaded yet")
+		}
+		return started(req)
+	}
+}

@@ -1,0 +1,140 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/mlkube/mlkube/controller/manager"
+)
+
+// The webhook configurations as controller-gen writes them, before kustomize prefixes them.
+const (
+	mutatingConfig   = "mutating-webhook-configuration"
+	validatingConfig = "validating-webhook-configuration"
+)
+
+var (
+	cfg       *rest.Config
+	k8s       client.Client
+	opts      manager.Options
+	readyzURL string
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		if os.Getenv("MLKUBE_REQUIRE_ENVTEST") != "" {
+			fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set; run `make test`")
+			os.Exit(1)
+		}
+		fmt.Println("skipping the integration tests: KUBEBUILDER_ASSETS is not set (`make test` sets it)")
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "manifests", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join("..", "..", "manifests", "webhook", "manifests.yaml")},
+			// A name, not an IP: the rotator's certificate carries DNS names only.
+			LocalServingHost:             "localhost",
+			LocalServingHostExternalName: "localhost",
+		},
+	}
+	var err error
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := startManager(ctx, env); err != nil {
+		fmt.Fprintf(os.Stderr, "starting the manager: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startManager creates what the install bundle ships (the namespace and the empty certificate
+// Secret) and runs the production manager against the test API server.
+func startManager(ctx context.Context, env *envtest.Environment) error {
+	var err error
+	if k8s, err = client.New(cfg, client.Options{Scheme: manager.Scheme()}); err != nil {
+		return err
+	}
+	opts = manager.DefaultOptions()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}); err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: opts.CertSecret, Namespace: opts.Namespace}}); err != nil {
+		return err
+	}
+	probePort, err := freePort()
+	if err != nil {
+		return err
+	}
+	certDir, err := os.MkdirTemp("", "mlkube-certs-")
+	if err != nil {
+		return err
+	}
+	wio := env.WebhookInstallOptions
+	opts.WebhookHost, opts.WebhookPort = wio.LocalServingHost, wio.LocalServingPort
+	opts.CertDir = certDir
+	opts.MetricsAddr = "0"
+	opts.ProbeAddr = fmt.Sprintf("127.0.0.1:%d", probePort)
+	opts.LeaderElection = false
+	opts.MutatingWebhook, opts.ValidatingWebhook = mutatingConfig, validatingConfig
+	opts.ExtraCertDNSNames = []string{"localhost"}
+	readyzURL = fmt.Sprintf("http://%s/readyz", opts.ProbeAddr)
+
+	mgr, err := manager.New(cfg, opts)
+	if err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "manager stopped: %v\n", err)
+		}
+	}()
+	// Poll readiness the way the kubelet does: the webhooks are usable once it passes.
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		resp, err := http.Get(readyzURL)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
