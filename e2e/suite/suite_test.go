@@ -1,0 +1,151 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/controller/manager"
+)
+
+const (
+	systemNamespace = "mlkube-system"
+	managerName     = "mlkube-manager"
+	// pollTimeout bounds every wait: long enough for a pod start on a loaded 2-core machine.
+	pollTimeout = 3 * time.Minute
+)
+
+var (
+	cfg       *rest.Config
+	k8s       client.Client
+	clientset *kubernetes.Clientset
+)
+
+func TestMain(m *testing.M) {
+	kubeconfig := os.Getenv("MLKUBE_E2E_KUBECONFIG")
+	if kubeconfig == "" {
+		if os.Getenv("MLKUBE_REQUIRE_E2E") != "" {
+			fmt.Fprintln(os.Stderr, "MLKUBE_E2E_KUBECONFIG is not set; run `make e2e`")
+			os.Exit(1)
+		}
+		fmt.Println("skipping the e2e suite: MLKUBE_E2E_KUBECONFIG is not set (`make e2e` sets it)")
+		os.Exit(0)
+	}
+	var err error
+	if cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
+		fmt.Fprintf(os.Stderr, "loading %s: %v\n", kubeconfig, err)
+		os.Exit(1)
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: manager.Scheme()}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	clientset = kubernetes.NewForConfigOrDie(cfg)
+	os.Exit(m.Run())
+}
+
+// eventually polls cond until it holds or pollTimeout passes; no sleeps as synchronisation.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx := context.Background()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, time.Second, pollTimeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	}
+}
+
+// namespace creates a namespace for one test and removes it afterwards; on failure it first
+// prints what a person needs to see: pods, events and the manager's logs.
+func namespace(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpDiagnostics(t, ns.Name)
+			dumpDiagnostics(t, systemNamespace)
+		}
+		_ = k8s.Delete(context.Background(), ns)
+	})
+	return ns.Name
+}
+
+func dumpDiagnostics(t *testing.T, ns string) {
+	ctx := context.Background()
+	var b strings.Builder
+	fmt.Fprintf(&b, "==== diagnostics for namespace %s\n", ns)
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err == nil {
+		for _, p := range pods.Items {
+			fmt.Fprintf(&b, "pod %s node=%s phase=%s reason=%s\n", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Reason)
+			for _, cs := range p.Status.ContainerStatuses {
+				fmt.Fprintf(&b, "  container %s ready=%v restarts=%d state=%+v\n", cs.Name, cs.Ready, cs.RestartCount, cs.State)
+			}
+		}
+	}
+	var events corev1.EventList
+	if err := k8s.List(ctx, &events, client.InNamespace(ns)); err == nil {
+		for _, e := range events.Items {
+			fmt.Fprintf(&b, "event %s %s/%s: %s %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+	if ns == systemNamespace {
+		for _, p := range pods.Items {
+			logs, err := clientset.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptrTo[int64](200)}).DoRaw(ctx)
+			fmt.Fprintf(&b, "---- logs of %s (err=%v)\n%s\n", p.Name, err, logs)
+		}
+	}
+	t.Log(b.String())
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// scaleManager sets the manager's replicas and waits until that many are available.
+func scaleManager(t *testing.T, replicas int32) {
+	t.Helper()
+	ctx := context.Background()
+	var dep appsv1.Deployment
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: managerName}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(dep.DeepCopy())
+	dep.Spec.Replicas = &replicas
+	if err := k8s.Patch(ctx, &dep, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, fmt.Sprintf("the manager to run %d ready replicas", replicas), func(ctx context.Context) (bool, error) {
+		var d appsv1.Deployment
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: managerName}, &d); err != nil {
+			return false, err
+		}
+		var pods corev1.PodList
+		if err := k8s.List(ctx, &pods, client.InNamespace(systemNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"}); err != nil {
+			return false, err
+		}
+		return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas == replicas &&
+			d.Status.UpdatedReplicas == replicas && int32(len(pods.Items)) == replicas, nil
+	})
+}

@@ -1,0 +1,147 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"slices"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/internal/builders"
+)
+
+func TestManagerReadyWithCertControllerCertificates(t *testing.T) {
+	ctx := context.Background()
+	var dep appsv1.Deployment
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: managerName}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Status.ReadyReplicas < 1 {
+		t.Fatalf("the manager has %d ready replicas", dep.Status.ReadyReplicas)
+	}
+	var secret corev1.Secret
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "mlkube-webhook-cert"}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	ca, serving := parseCert(t, secret.Data["ca.crt"]), parseCert(t, secret.Data["tls.crt"])
+	if err := serving.CheckSignatureFrom(ca); err != nil {
+		t.Errorf("the serving certificate is not signed by the Secret's CA: %v", err)
+	}
+	if !slices.Contains(serving.DNSNames, "mlkube-webhook-service.mlkube-system.svc") {
+		t.Errorf("the serving certificate names %v, not the webhook Service", serving.DNSNames)
+	}
+	if ca.Subject.CommonName != "mlkube-ca" {
+		t.Errorf("CA common name %q; want the rotator's mlkube-ca", ca.Subject.CommonName)
+	}
+	var mutating admissionregistrationv1.MutatingWebhookConfiguration
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "mlkube-mutating-webhook-configuration"}, &mutating); err != nil {
+		t.Fatal(err)
+	}
+	var validating admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "mlkube-validating-webhook-configuration"}, &validating); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range mutating.Webhooks {
+		if !bytes.Equal(w.ClientConfig.CABundle, secret.Data["ca.crt"]) {
+			t.Errorf("mutating webhook %s lacks the rotator's CA bundle", w.Name)
+		}
+	}
+	for _, w := range validating.Webhooks {
+		if !bytes.Equal(w.ClientConfig.CABundle, secret.Data["ca.crt"]) {
+			t.Errorf("validating webhook %s lacks the rotator's CA bundle", w.Name)
+		}
+	}
+}
+
+func parseCert(t *testing.T, data []byte) *x509.Certificate {
+	t.Helper()
+	block, _ := pem.Decode(data)
+	if block == nil {
+		t.Fatalf("no PEM certificate in %q", data)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+func TestWebhooksThroughTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+
+	err := k8s.Create(ctx, builders.MxJob("local-with-scheduler").Namespace(ns).Local().Replica(v1beta1.ReplicaTypeScheduler, 1).Obj())
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicaSpecs[1].mxReplicaType") {
+		t.Errorf("an invalid MxJob got %v; want Invalid naming spec.replicaSpecs[1].mxReplicaType", err)
+	}
+
+	job := builders.MxJob("defaults").Namespace(ns).Obj()
+	job.Spec.ReplicaSpecs = []v1beta1.ReplicaSpec{{Template: builders.PodTemplate("mxnet")}}
+	job.Spec.ReplicaSpecs[0].Template.Spec.Containers[0].Image = "mlkube/mxjob-workload:dev"
+	if err := k8s.Create(ctx, job); err != nil {
+		t.Fatalf("a valid MxJob was refused: %v", err)
+	}
+	var stored v1beta1.MxJob
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &stored); err != nil {
+		t.Fatal(err)
+	}
+	rs := stored.Spec.ReplicaSpecs[0]
+	if stored.Spec.JobMode != v1beta1.LocalMode || rs.MxReplicaType != v1beta1.ReplicaTypeWorker || *rs.Replicas != 1 ||
+		*rs.PsRootPort != 9091 || rs.RestartPolicy != v1beta1.RestartPolicyNever ||
+		stored.Spec.RunPolicy.CleanPodPolicy != v1beta1.CleanPodPolicyRunning {
+		t.Errorf("stored MxJob lacks its defaults: %+v", stored.Spec)
+	}
+
+	err = k8s.Create(ctx, builders.Transform("formless").Namespace(ns).Obj())
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "exactly one of spec.runtime") {
+		t.Errorf("a formless Transform got %v; want Invalid saying to pick one form", err)
+	}
+	tr := builders.Transform("defaults").Namespace(ns).Runtime("mlkube/transformer-echo:dev").Comm("ws://").Obj()
+	if err := k8s.Create(ctx, tr); err != nil {
+		t.Fatalf("a valid Transform was refused: %v", err)
+	}
+	var storedTr v1alpha1.Transform
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &storedTr); err != nil {
+		t.Fatal(err)
+	}
+	s := storedTr.Spec
+	if s.Communication != v1alpha1.CommWS || s.InitTimeout == nil || s.InitTimeout.Duration.String() != "45s" ||
+		s.ObjectTimeout == nil || s.ObjectTimeout.Duration.String() != "10s" || s.FailurePolicy != v1alpha1.FailureAbort {
+		t.Errorf("stored Transform lacks its defaults: %+v", s)
+	}
+}
+
+// TestFailurePolicyFailWithoutTheManager: with no webhook to call, the API server must refuse
+// creates rather than store unchecked objects, and accept them again once the manager is back.
+func TestFailurePolicyFailWithoutTheManager(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	scaleManager(t, 0)
+	t.Cleanup(func() { scaleManager(t, 1) })
+
+	err := k8s.Create(ctx, builders.MxJob("while-down").Namespace(ns).Local().Obj())
+	if err == nil || !strings.Contains(err.Error(), `failed calling webhook "mmxjob.mlkube.io"`) {
+		t.Fatalf("creating an MxJob without the manager got %v; want a refusal from the webhook call", err)
+	}
+	err = k8s.Create(ctx, builders.Transform("while-down").Namespace(ns).Runtime("x").Obj())
+	if err == nil || !strings.Contains(err.Error(), `failed calling webhook "mtransform.mlkube.io"`) {
+		t.Fatalf("creating a Transform without the manager got %v; want a refusal from the webhook call", err)
+	}
+
+	scaleManager(t, 1)
+	// The API server learns the new endpoint through its own watch: poll until it does.
+	eventually(t, "creates to succeed again", func(ctx context.Context) (bool, error) {
+		err := k8s.Create(ctx, builders.MxJob("after-return").Namespace(ns).Local().Obj())
+		return err == nil, err
+	})
+}
