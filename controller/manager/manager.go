@@ -12,10 +12,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
+	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -25,9 +23,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	mxnetv1beta1 "github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/controller/certs"
+	"github.com/mlkube/mlkube/controller/labels"
+	"github.com/mlkube/mlkube/controller/mxjob"
+	"github.com/mlkube/mlkube/controller/scheme"
 	mlkubewebhook "github.com/mlkube/mlkube/webhook"
 )
 
@@ -76,14 +75,7 @@ func DefaultOptions() Options {
 	}
 }
 
-// Scheme knows the built-in types and mlkube's.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(mxnetv1beta1.AddToScheme(s))
-	utilruntime.Must(etlv1alpha1.AddToScheme(s))
-	return s
-}
+var managedBy = klabels.SelectorFromSet(klabels.Set{labels.ManagedBy: labels.ManagedByValue})
 
 // hardenTLS keeps webhook and metrics TLS at 1.2 or newer and turns HTTP/2 off: HTTP/2's stream
 // reset and rapid reset attacks (CVE-2023-44487, CVE-2023-39325) cost a server far more than a
@@ -99,7 +91,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	ready := make(chan struct{})
 	watcher := certs.NewWatcher(opts.CertDir, ready)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: Scheme(),
+		Scheme: scheme.New(),
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// The only Secret the manager reads is its own certificate Secret: cache just that one,
 			// which is also all its Role allows.
@@ -107,6 +99,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 				Namespaces: map[string]cache.Config{opts.Namespace: {}},
 				Field:      fields.OneTermEqualSelector("metadata.name", opts.CertSecret),
 			},
+			// Controllers read back only the pods and Services they made.
+			&corev1.Pod{}:     {Label: managedBy},
+			&corev1.Service{}: {Label: managedBy},
 		}},
 		Metrics: metricsserver.Options{
 			BindAddress:    opts.MetricsAddr,
@@ -147,6 +142,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	reg := &webhookRegistrar{mgr: mgr, ready: ready, registered: make(chan struct{})}
 	if err := mgr.Add(reg); err != nil {
 		return nil, err
+	}
+	if err := (&mxjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller")}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the MxJob controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

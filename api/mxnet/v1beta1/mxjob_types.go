@@ -158,6 +158,8 @@ const (
 	StateSucceeded State = "Succeeded"
 	StateFailed    State = "Failed"
 	StateUnknown   State = "Unknown"
+	// StateSuspended: runPolicy.suspend is true and the job's pods are deleted.
+	StateSuspended State = "Suspended"
 )
 
 // Condition types of an MxJob.
@@ -193,9 +195,14 @@ type MxJobStatus struct {
 	// ReplicaStatuses counts pods per replica type.
 	// +optional
 	ReplicaStatuses map[ReplicaType]*ReplicaStatus `json:"replicaStatuses,omitempty"`
-	// Restarts counts pod restarts and recreations, compared against runPolicy.backoffLimit.
+	// Restarts counts failed pods the controller recreated; runPolicy.backoffLimit is compared
+	// with it plus the in-place container restarts of the current pods.
 	// +optional
 	Restarts int32 `json:"restarts,omitempty"`
+	// RestartingPods lists the UIDs of failed pods already counted in Restarts and awaiting
+	// recreation, so a failed pod is counted once even when its deletion must be retried.
+	// +optional
+	RestartingPods []string `json:"restartingPods,omitempty"`
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional

@@ -118,6 +118,11 @@ func (in *MxJobStatus) DeepCopyInto(out *MxJobStatus) {
 			(*out)[key] = outVal
 		}
 	}
+	if in.RestartingPods != nil {
+		in, out := &in.RestartingPods, &out.RestartingPods
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.StartTime != nil {
 		in, out := &in.StartTime, &out.StartTime
 		*out = (*in).DeepCopy()
