@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/mlkube/mlkube/controller/manager"
+	"github.com/mlkube/mlkube/controller/scheme"
 )
 
 // The webhook configurations as controller-gen writes them, before kustomize prefixes them.
@@ -82,7 +83,7 @@ func run(m *testing.M) int {
 // Secret) and runs the production manager against the test API server.
 func startManager(ctx context.Context, env *envtest.Environment) error {
 	var err error
-	if k8s, err = client.New(cfg, client.Options{Scheme: manager.Scheme()}); err != nil {
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		return err
 	}
 	opts = manager.DefaultOptions()
