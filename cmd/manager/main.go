@@ -30,11 +30,15 @@ func main() {
 	flag.StringVar(&opts.WebhookService, "webhook-service", opts.WebhookService, "Service in front of the webhook server (names the certificate)")
 	flag.StringVar(&opts.MutatingWebhook, "mutating-webhook-configuration", opts.MutatingWebhook, "MutatingWebhookConfiguration that receives the CA bundle")
 	flag.StringVar(&opts.ValidatingWebhook, "validating-webhook-configuration", opts.ValidatingWebhook, "ValidatingWebhookConfiguration that receives the CA bundle")
+	qps := flag.Float64("kube-api-qps", float64(opts.QPS), "queries per second to the API server")
+	flag.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "burst of queries to the API server")
+	flag.IntVar(&opts.MxJobWorkers, "mxjob-workers", opts.MxJobWorkers, "MxJobs reconciled at once")
 	flag.StringVar(&extraNames, "extra-cert-dns-names", "", "comma-separated further DNS names of the serving certificate")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	opts.QPS = float32(*qps)
 	if extraNames != "" {
 		opts.ExtraCertDNSNames = strings.Split(extraNames, ",")
 	}

@@ -20,8 +20,7 @@ import (
 )
 
 // eventually polls cond until it holds; no sleeps as synchronisation.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
+func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)

@@ -54,6 +54,11 @@ type Options struct {
 	ExtraCertDNSNames     []string
 	LeaderElectionID      string
 	LeaderElectionRelease bool
+	// QPS and Burst bound the manager's API client; a 200-worker job needs 400 creates.
+	QPS   float32
+	Burst int
+	// MxJobWorkers is how many MxJobs reconcile at once.
+	MxJobWorkers int
 }
 
 // DefaultOptions are the production defaults; flags override them.
@@ -72,6 +77,9 @@ func DefaultOptions() Options {
 		ValidatingWebhook:     "mlkube-validating-webhook-configuration",
 		LeaderElectionID:      "mlkube-manager.mlkube.io",
 		LeaderElectionRelease: true,
+		QPS:                   100,
+		Burst:                 200,
+		MxJobWorkers:          5,
 	}
 }
 
@@ -88,6 +96,8 @@ func hardenTLS(c *tls.Config) {
 // New builds the manager. Webhooks are registered by a runnable that waits for the certificates,
 // so the API server never reaches a webhook served with a certificate it cannot verify.
 func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	ready := make(chan struct{})
 	watcher := certs.NewWatcher(opts.CertDir, ready)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -143,7 +153,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.Add(reg); err != nil {
 		return nil, err
 	}
-	if err := (&mxjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller")}).SetupWithManager(mgr); err != nil {
+	if err := (&mxjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller")}).SetupWithManager(mgr, opts.MxJobWorkers); err != nil {
 		return nil, fmt.Errorf("setting up the MxJob controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

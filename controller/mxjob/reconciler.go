@@ -14,10 +14,12 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/controller/internal/slowstart"
 )
 
 // +kubebuilder:rbac:groups=mxnet.mlkube.io,resources=mxjobs,verbs=get;list;watch;delete
@@ -36,7 +38,7 @@ type Reconciler struct {
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // SetupWithManager registers the controller: MxJobs, and the pods and Services they own.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -45,6 +47,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
 		Named("mxjob").
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
 
@@ -119,54 +122,58 @@ func (r *Reconciler) owned(ctx context.Context, job *v1beta1.MxJob) ([]corev1.Po
 	return ownedPods, ownedServices, nil
 }
 
-// create makes the missing pods and Services. Names are deterministic, so a create racing a
-// stale cache fails with AlreadyExists instead of making a duplicate.
+// create makes the missing pods, then the missing Services, in slow-start batches. Names are
+// deterministic, so a create racing a stale cache fails with AlreadyExists instead of making a
+// duplicate. Pods go first: they take seconds to start, while a Service is ready at once.
 func (r *Reconciler) create(ctx context.Context, job *v1beta1.MxJob, p plan) []error {
 	var errs []error
-	for _, rep := range p.createServices {
-		svc := buildReplicaService(job, rep)
-		if err := r.Create(ctx, svc); err != nil && !k8serrors.IsAlreadyExists(err) {
-			r.event(job, true, "FailedCreateService", fmt.Sprintf("creating Service %s: %v", svc.Name, err))
-			errs = append(errs, err)
-		}
-	}
-	for _, rep := range p.createPods {
+	_, err := slowstart.Do(p.createPods, func(rep replica) error {
 		pod := buildReplicaPod(job, rep)
 		err := r.Create(ctx, pod)
 		switch {
 		case err == nil:
 			r.event(job, false, "SuccessfulCreatePod", fmt.Sprintf("created pod %s", pod.Name))
 		case k8serrors.IsAlreadyExists(err):
+			return nil
 		default:
 			r.event(job, true, "FailedCreatePod", fmt.Sprintf("creating pod %s: %v", pod.Name, err))
-			errs = append(errs, err)
 		}
-	}
-	return errs
+		return err
+	})
+	errs = append(errs, err)
+	_, err = slowstart.Do(p.createServices, func(rep replica) error {
+		svc := buildReplicaService(job, rep)
+		err := r.Create(ctx, svc)
+		if err != nil && !k8serrors.IsAlreadyExists(err) {
+			r.event(job, true, "FailedCreateService", fmt.Sprintf("creating Service %s: %v", svc.Name, err))
+			return err
+		}
+		return nil
+	})
+	return append(errs, err)
 }
 
 func (r *Reconciler) delete(ctx context.Context, job *v1beta1.MxJob, p plan) []error {
-	var errs []error
-	for _, pod := range p.deletePods {
+	_, podErr := slowstart.Do(p.deletePods, func(pod *corev1.Pod) error {
 		// A pod that has terminated has nothing left to stop: remove it at once, so its
 		// replacement (same name) can be created on the next reconcile.
 		opts := []client.DeleteOption{client.Preconditions{UID: &pod.UID}}
 		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
 			opts = append(opts, client.GracePeriodSeconds(0))
 		}
-		if err := r.Delete(ctx, pod, opts...); client.IgnoreNotFound(err) != nil && !k8serrors.IsConflict(err) {
+		err := r.Delete(ctx, pod, opts...)
+		if client.IgnoreNotFound(err) != nil && !k8serrors.IsConflict(err) {
 			r.event(job, true, "FailedDeletePod", fmt.Sprintf("deleting pod %s: %v", pod.Name, err))
-			errs = append(errs, err)
+			return err
 		}
-	}
-	for _, name := range p.deleteServices {
+		return nil
+	})
+	_, svcErr := slowstart.Do(p.deleteServices, func(name string) error {
 		svc := &corev1.Service{}
 		svc.Name, svc.Namespace = name, job.Namespace
-		if err := r.Delete(ctx, svc); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
+		return client.IgnoreNotFound(r.Delete(ctx, svc))
+	})
+	return []error{podErr, svcErr}
 }
 
 // recordTransitions emits one event per condition that changed.

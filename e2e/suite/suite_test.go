@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mlkube/mlkube/controller/manager"
+	"github.com/mlkube/mlkube/controller/scheme"
 )
 
 const (
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "loading %s: %v\n", kubeconfig, err)
 		os.Exit(1)
 	}
-	if k8s, err = client.New(cfg, client.Options{Scheme: manager.Scheme()}); err != nil {
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
