@@ -1,0 +1,34 @@
+package wire
+
+const (
+	// PortName is the name of the transformer container's port; readiness
+	// probes and the agent address the port by this name.
+	PortName = "default"
+	// DefaultPort is the port a transformer listens on unless EnvPort says
+	// otherwise.
+	DefaultPort = 8000
+
+	// PathHealth answers GET with 200 and HealthOK once the transformer serves.
+	PathHealth = "/health"
+	// HealthOK is the body of a healthy PathHealth answer.
+	HealthOK = "ok"
+	// PathWS is upgraded to a WebSocket for the ws mechanism.
+	PathWS = "/ws"
+
+	// QueryArgs carries the per-request transformation arguments.
+	QueryArgs = "args"
+	// QueryFQN names a node-local file to read instead of a request body.
+	QueryFQN = "fqn"
+	// QuerySrc is the http(s) URL an hpull transformer fetches the object from.
+	QuerySrc = "src"
+
+	// EnvPort overrides DefaultPort in the transformer container.
+	EnvPort = "PORT"
+	// EnvFQNRoot is the directory under which a transformer may open fqn
+	// paths; unset means fqn requests are refused.
+	EnvFQNRoot = "MLKUBE_FQN_ROOT"
+
+	// MaxControlSize bounds a ws control message, which carries only an
+	// object name and arguments.
+	MaxControlSize = 64 << 10
+)

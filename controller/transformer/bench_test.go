@@ -1,0 +1,113 @@
+package transformer_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/transformer/transformertest"
+)
+
+// The SDK's round trips are measured against bare servers doing the same
+// echo in the same process, so that results read as ratios:
+//
+//	go test -run '^$' -bench . ./controller/transformer
+//
+// allocs/op counts client and server; it must not grow with the size.
+
+func BenchmarkHPush(b *testing.B) {
+	s := transformertest.NewServer(b, echo)
+	benchSizes(b, func(payload []byte) error {
+		return s.Do(b.Context(), transformertest.HPush, "bench/object", "", payload, io.Discard)
+	})
+}
+
+func BenchmarkWS(b *testing.B) {
+	s := transformertest.NewServer(b, echo)
+	benchSizes(b, func(payload []byte) error {
+		return s.Do(b.Context(), transformertest.WS, "bench/object", "", payload, io.Discard)
+	})
+}
+
+// BenchmarkBareHTTP is the hpush baseline: a net/http handler that copies
+// the body back.
+func BenchmarkBareHTTP(b *testing.B) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).EnableFullDuplex()
+		io.Copy(w, r.Body)
+	}))
+	defer ts.Close()
+	url := wire.ObjectURL(ts.URL, "bench/object", wire.Query{})
+	benchSizes(b, func(payload []byte) error {
+		return transformertest.DoHTTP(b.Context(), ts.Client(), http.MethodPut, url, bytes.NewReader(payload), io.Discard)
+	})
+}
+
+// BenchmarkBareWS is the ws baseline: a handler on the same library that
+// skips each control message and copies each data message back.
+func BenchmarkBareWS(b *testing.B) {
+	ts := httptest.NewServer(http.HandlerFunc(bareWSEcho))
+	defer ts.Close()
+	c, err := transformertest.DialWS(b.Context(), ts.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	benchSizes(b, func(payload []byte) error {
+		return c.Do(b.Context(), wire.Control{Object: "bench/object"}, bytes.NewReader(payload), io.Discard)
+	})
+}
+
+func bareWSEcho(w http.ResponseWriter, r *http.Request) {
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(-1)
+	ctx := context.Background()
+	buf := make([]byte, 32<<10)
+	for {
+		if _, ctrl, err := conn.Reader(ctx); err != nil || copyDiscard(ctrl) != nil {
+			return
+		}
+		_, in, err := conn.Reader(ctx)
+		if err != nil {
+			return
+		}
+		out, err := conn.Writer(ctx, websocket.MessageBinary)
+		if err != nil {
+			return
+		}
+		if _, err := io.CopyBuffer(out, in, buf); err != nil || out.Close() != nil {
+			return
+		}
+	}
+}
+
+func copyDiscard(r io.Reader) error {
+	_, err := io.Copy(io.Discard, r)
+	return err
+}
+
+func benchSizes(b *testing.B, roundTrip func(payload []byte) error) {
+	for _, size := range []int{4 << 10, 64 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			payload := transformertest.Object{Size: size}.Bytes()
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := roundTrip(payload); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

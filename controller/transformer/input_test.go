@@ -1,0 +1,46 @@
+package transformer
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestRootRelative(t *testing.T) {
+	cases := map[string]struct {
+		fqn     string
+		want    string
+		wantErr bool
+	}{
+		"absolute inside":      {fqn: "/data/a/b", want: "a/b"},
+		"absolute unclean":     {fqn: "/data/a/../b", want: "b"},
+		"relative":             {fqn: "a/b", want: "a/b"},
+		"the root":             {fqn: "/data", want: "."}, // a directory: openFQN refuses it
+		"absolute outside":     {fqn: "/etc/passwd", wantErr: true},
+		"absolute dotdot out":  {fqn: "/data/../etc/passwd", wantErr: true},
+		"sibling prefix":       {fqn: "/database/x", wantErr: true},
+		"relative dotdot out":  {fqn: "../x", wantErr: true},
+		"relative dotdot deep": {fqn: "a/../../x", wantErr: true},
+		"empty":                {fqn: "", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := rootRelative("/data", tc.fqn)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("rootRelative(/data, %q) = %q, %v; want %q, error %v", tc.fqn, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestSrcFailureStatus(t *testing.T) {
+	for code, want := range map[int]int{
+		http.StatusNotFound:            http.StatusNotFound,
+		http.StatusForbidden:           http.StatusForbidden,
+		http.StatusInternalServerError: http.StatusBadGateway,
+		http.StatusFound:               http.StatusBadGateway,
+	} {
+		if got := srcFailureStatus(code); got != want {
+			t.Errorf("srcFailureStatus(%d) = %d, want %d", code, got, want)
+		}
+	}
+}
