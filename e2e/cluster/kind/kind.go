@@ -1,0 +1,81 @@
+// Package kind is the cluster provider for machines with a container engine: a kind cluster of one
+// control plane and N workers, made through sigs.k8s.io/kind/pkg/cluster, with image tarballs
+// loaded into every node as `kind load image-archive` does.
+package kind
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cmd"
+)
+
+// ClusterName names the kind cluster (and the prefix of its node containers).
+const ClusterName = "mlkube-e2e"
+
+// Cluster is the kind provider.
+type Cluster struct {
+	state   string
+	workers int
+}
+
+// New is a kind cluster with workers worker nodes, whose kubeconfig is written under state.
+func New(state string, workers int) *Cluster { return &Cluster{state: state, workers: workers} }
+
+func (c *Cluster) Name() string { return "kind" }
+
+func (c *Cluster) Kubeconfig() string { return filepath.Join(c.state, "kubeconfig") }
+
+// Up creates the cluster and waits for its nodes to be Ready.
+func (c *Cluster) Up(ctx context.Context) error {
+	if err := os.MkdirAll(c.state, 0o755); err != nil {
+		return err
+	}
+	return provider().Create(ClusterName,
+		cluster.CreateWithV1Alpha4Config(clusterConfig(c.workers)),
+		cluster.CreateWithKubeconfigPath(c.Kubeconfig()),
+		cluster.CreateWithWaitForReady(5*time.Minute),
+		cluster.CreateWithDisplayUsage(false),
+		cluster.CreateWithDisplaySalutation(false),
+	)
+}
+
+// LoadImages loads each tarball into each node's containerd.
+func (c *Cluster) LoadImages(ctx context.Context, tarballs []string) error {
+	nodes, err := provider().ListInternalNodes(ClusterName)
+	if err != nil {
+		return err
+	}
+	return loadArchives(nodes, tarballs)
+}
+
+// Down deletes the cluster's containers and its kubeconfig entry.
+func (c *Cluster) Down(ctx context.Context) error {
+	return provider().Delete(ClusterName, c.Kubeconfig())
+}
+
+// provider talks to whichever engine answers (docker, nerdctl, podman), docker if none is found,
+// so that the error then names docker.
+func provider() *cluster.Provider {
+	engine, err := cluster.DetectNodeProvider()
+	if err != nil {
+		engine = cluster.ProviderWithDocker()
+	}
+	return cluster.NewProvider(engine, cluster.ProviderWithLogger(cmd.NewLogger()))
+}
+
+// clusterConfig is one control plane and workers workers.
+func clusterConfig(workers int) *v1alpha4.Cluster {
+	cfg := &v1alpha4.Cluster{
+		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
+		Nodes:    []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole}},
+	}
+	for range workers {
+		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})
+	}
+	return cfg
+}

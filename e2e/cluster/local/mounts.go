@@ -1,0 +1,90 @@
+package local
+
+import (
+	"bufio"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// mount is one line of /proc/self/mountinfo, as much as the cluster needs.
+type mount struct {
+	Point  string
+	FSType string
+}
+
+// readMounts parses /proc/self/mountinfo.
+func readMounts() ([]mount, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []mount
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m, ok := parseMountInfoLine(sc.Text()); ok {
+			out = append(out, m)
+		}
+	}
+	return out, sc.Err()
+}
+
+// parseMountInfoLine reads field 5 (the mount point) and the file system type after " - ".
+func parseMountInfoLine(line string) (mount, bool) {
+	pre, post, ok := strings.Cut(line, " - ")
+	fields, postFields := strings.Fields(pre), strings.Fields(post)
+	if !ok || len(fields) < 5 || len(postFields) < 1 {
+		return mount{}, false
+	}
+	return mount{Point: unescapeMountPath(fields[4]), FSType: postFields[0]}, true
+}
+
+// unescapeMountPath undoes the kernel's octal escapes (\040 for a space, \011, \012, \134).
+func unescapeMountPath(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mountsUnder lists the mount points at or below any of dirs, deepest first, so each can be
+// unmounted before the one it sits on.
+func mountsUnder(mounts []mount, dirs ...string) []string {
+	var out []string
+	for _, m := range mounts {
+		for _, d := range dirs {
+			if m.Point == d || strings.HasPrefix(m.Point, d+"/") {
+				out = append(out, m.Point)
+				break
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return strings.Count(out[i], "/") > strings.Count(out[j], "/") })
+	return out
+}
+
+// unmountUnder detaches every mount below dirs: kubelet's volume tmpfs, containerd's overlay
+// roots and shm, sandbox network namespaces. They outlive the processes that made them.
+func unmountUnder(dirs ...string) error {
+	mounts, err := readMounts()
+	if err != nil {
+		return err
+	}
+	for _, p := range mountsUnder(mounts, dirs...) {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
+			return &os.PathError{Op: "unmount", Path: p, Err: err}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+// Command cluster brings the e2e cluster up and down: kind where a container engine answers, the
+// docker-less local cluster otherwise (MLKUBE_CLUSTER_PROVIDER=kind|local forces one).
+//
+//	go run ./e2e/cmd/cluster up           # create; prints the kubeconfig path
+//	go run ./e2e/cmd/cluster load-images  # every tarball in _output/images, or the ones given
+//	go run ./e2e/cmd/cluster kubeconfig   # print the kubeconfig path
+//	go run ./e2e/cmd/cluster down         # remove everything up made
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/mlkube/mlkube/e2e/cluster"
+	"github.com/mlkube/mlkube/e2e/internal/repo"
+)
+
+const usage = "usage: cluster up | down | load-images [tarball...] | kubeconfig"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf(usage)
+	}
+	p, err := cluster.Select()
+	if err != nil {
+		return err
+	}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "[%s] "+format+"\n", append([]any{p.Name()}, a...)...)
+	}
+	if l, ok := p.(interface{ SetLogf(func(string, ...any)) }); ok {
+		l.SetLogf(logf)
+	}
+	began := time.Now()
+	defer func() { logf("%s took %v", args[0], time.Since(began).Round(100*time.Millisecond)) }()
+	switch args[0] {
+	case "up":
+		if err := p.Up(ctx); err != nil {
+			return fmt.Errorf("%w (logs: _output/cluster/logs)", err)
+		}
+		fmt.Println(p.Kubeconfig())
+		return nil
+	case "down":
+		return p.Down(ctx)
+	case "load-images":
+		tarballs, err := tarballsToLoad(args[1:])
+		if err != nil {
+			return err
+		}
+		return p.LoadImages(ctx, tarballs)
+	case "kubeconfig":
+		fmt.Println(p.Kubeconfig())
+		return nil
+	}
+	return fmt.Errorf(usage)
+}
+
+// tarballsToLoad is the arguments, or every tarball `go run ./e2e/cmd/images` wrote.
+func tarballsToLoad(args []string) ([]string, error) {
+	if len(args) > 0 {
+		return args, nil
+	}
+	dir, err := repo.Output("images")
+	if err != nil {
+		return nil, err
+	}
+	tarballs, err := filepath.Glob(filepath.Join(dir, "*.tar"))
+	if err == nil && len(tarballs) == 0 {
+		err = fmt.Errorf("no image tarballs in %s: run `go run ./e2e/cmd/images` first", dir)
+	}
+	return tarballs, err
+}

@@ -1,0 +1,70 @@
+// Command images builds the project's image tarballs into _output/images, without a container
+// engine (see package images). With arguments it builds only the images whose references are
+// given; it prints one tarball path per line.
+//
+//	go run ./e2e/cmd/images [ref...]
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/e2e/internal/repo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "images:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, refs []string) error {
+	specs, err := selectSpecs(images.All(), refs)
+	if err != nil {
+		return err
+	}
+	root, err := repo.Root()
+	if err != nil {
+		return err
+	}
+	out, err := repo.Output("images")
+	if err != nil {
+		return err
+	}
+	b := images.Builder{Root: root, OutDir: out}
+	for _, s := range specs {
+		path, err := b.Build(ctx, s)
+		if err != nil {
+			return err
+		}
+		fmt.Println(path)
+	}
+	return nil
+}
+
+// selectSpecs keeps the specs named by refs, in the order given; no refs means all of them.
+func selectSpecs(all []images.Spec, refs []string) ([]images.Spec, error) {
+	if len(refs) == 0 {
+		return all, nil
+	}
+	byRef := map[string]images.Spec{}
+	for _, s := range all {
+		byRef[s.Ref] = s
+	}
+	var out []images.Spec
+	for _, r := range refs {
+		s, ok := byRef[r]
+		if !ok {
+			return nil, fmt.Errorf("no image %q in the table", r)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

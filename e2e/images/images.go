@@ -1,0 +1,84 @@
+// Package images builds container image tarballs without a container engine: a static binary on an
+// empty base, written with go-containerregistry in the `docker save` format that both
+// `ctr images import` and kind's node loader read. The project's machines have no engine and no
+// registry, so every image a cluster runs is made this way.
+package images
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// Builder writes image tarballs into OutDir. Go packages and scripts resolve against Root, the
+// module root.
+type Builder struct {
+	Root   string
+	OutDir string
+}
+
+// Build writes the image for s and returns the tarball's path.
+func (b Builder) Build(ctx context.Context, s Spec) (string, error) {
+	tag, err := name.NewTag(s.Ref)
+	if err != nil {
+		return "", fmt.Errorf("image %q: %w", s.Ref, err)
+	}
+	tmp, err := os.MkdirTemp("", "mlkube-image-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	bin, err := s.binary(ctx, b.Root, tmp)
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", s.Ref, err)
+	}
+	img, err := imageOf(bin)
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", s.Ref, err)
+	}
+	if err := os.MkdirAll(b.OutDir, 0o755); err != nil {
+		return "", err
+	}
+	out := filepath.Join(b.OutDir, TarballName(s.Ref))
+	// Write next to the final path and rename, so a reader never sees half a tarball.
+	if err := tarball.WriteToFile(out+".tmp", tag, img); err != nil {
+		return "", fmt.Errorf("image %s: %w", s.Ref, err)
+	}
+	return out, os.Rename(out+".tmp", out)
+}
+
+// TarballName is the file name of ref's tarball: "mlkube/manager:dev" → "mlkube_manager_dev.tar".
+func TarballName(ref string) string {
+	return strings.NewReplacer("/", "_", ":", "_").Replace(ref) + ".tar"
+}
+
+// imageOf puts the binary at /<base name> on an empty base and makes it the entrypoint.
+func imageOf(bin string) (v1.Image, error) {
+	layer, err := binaryLayer(bin)
+	if err != nil {
+		return nil, err
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	// ctr import and the kubelet pick images by platform: say which this one is.
+	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	cf.Config.Entrypoint = []string{"/" + filepath.Base(bin)}
+	cf.Config.Env = []string{"PATH=/"}
+	return mutate.ConfigFile(img, cf)
+}

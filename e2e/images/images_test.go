@@ -1,0 +1,152 @@
+package images
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// moduleRoot is where go build and scripts run from: two levels above this package.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestBuildPrebuiltBinary: a binary given by path lands at /<its name>, as the entrypoint.
+func TestBuildPrebuiltBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(bin, []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := Builder{Root: moduleRoot(t), OutDir: t.TempDir()}
+	path, err := b.Build(context.Background(), Spec{Ref: "mlkube/tool:1", Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := name.NewTag("mlkube/tool:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := tarball.ImageFromPath(path, &tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"/tool"}, cf.Config.Entrypoint); diff != "" {
+		t.Errorf("entrypoint (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildGoPackage builds the pause image for real and reads the tarball back as ctr would.
+func TestBuildGoPackage(t *testing.T) {
+	b := Builder{Root: moduleRoot(t), OutDir: t.TempDir()}
+	path, err := b.Build(context.Background(), Pause)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(b.OutDir, "mlkube_pause_dev.tar"); path != want {
+		t.Errorf("path = %s, want %s", path, want)
+	}
+	tag, err := name.NewTag(Pause.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := tarball.ImageFromPath(path, &tag)
+	if err != nil {
+		t.Fatalf("tarball does not hold %s: %v", Pause.Ref, err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.OS != "linux" || cf.Architecture != runtime.GOARCH {
+		t.Errorf("platform = %s/%s, want linux/%s", cf.OS, cf.Architecture, runtime.GOARCH)
+	}
+	if diff := cmp.Diff([]string{"/pause"}, cf.Config.Entrypoint); diff != "" {
+		t.Errorf("entrypoint (-want +got):\n%s", diff)
+	}
+	files := map[string]int64{}
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = h.Mode
+	}
+	if files["pause"]&0o111 == 0 {
+		t.Errorf("image files %v: want an executable /pause", files)
+	}
+	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		t.Errorf("temporary file left behind: %v", err)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	for name, s := range map[string]Spec{
+		"bad reference":       {Ref: "UPPER/case:dev", Package: "./e2e/images/pause"},
+		"no source":           {Ref: "mlkube/x:dev"},
+		"two sources":         {Ref: "mlkube/x:dev", Package: "./e2e/images/pause", Script: "hack/coredns.sh"},
+		"package not found":   {Ref: "mlkube/x:dev", Package: "./e2e/images/nonexistent"},
+		"binary not found":    {Ref: "mlkube/x:dev", Binary: "/nonexistent/bin"},
+		"script fails to run": {Ref: "mlkube/x:dev", Script: "hack/nonexistent.sh"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := Builder{Root: moduleRoot(t), OutDir: t.TempDir()}
+			if path, err := b.Build(context.Background(), s); err == nil {
+				t.Errorf("Build = %s, want an error", path)
+			}
+		})
+	}
+}
+
+func TestTarballName(t *testing.T) {
+	for ref, want := range map[string]string{
+		"mlkube/manager:dev":       "mlkube_manager_dev.tar",
+		"mlkube/coredns:v1.15.0":   "mlkube_coredns_v1.15.0.tar",
+		"localhost:5000/a/b:1.2.3": "localhost_5000_a_b_1.2.3.tar",
+	} {
+		if got := TarballName(ref); got != want {
+			t.Errorf("TarballName(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
+
+// TestTableIsBuildable: every entry names exactly one source and a valid, distinct reference.
+func TestTableIsBuildable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range All() {
+		if _, err := name.NewTag(s.Ref); err != nil {
+			t.Errorf("%s: %v", s.Ref, err)
+		}
+		if s.sources() != 1 {
+			t.Errorf("%s: want exactly one source", s.Ref)
+		}
+		if seen[TarballName(s.Ref)] {
+			t.Errorf("%s: tarball name clashes with another entry", s.Ref)
+		}
+		seen[TarballName(s.Ref)] = true
+	}
+}

@@ -1,0 +1,24 @@
+package images
+
+// CoreDNSVersion is the CoreDNS release hack/coredns.sh builds for the local cluster.
+const CoreDNSVersion = "v1.15.0"
+
+// The images the project builds. A new image is one more entry here and in All.
+var (
+	// Manager is the mlkube controller manager (webhook + reconcilers).
+	Manager = Spec{Ref: "mlkube/manager:dev", Package: "./cmd/manager"}
+	// Pause is containerd's sandbox_image on the local cluster.
+	Pause = Spec{Ref: "mlkube/pause:dev", Package: "./e2e/images/pause"}
+	// CoreDNS serves cluster DNS on the local cluster, where the upstream image cannot be pulled.
+	CoreDNS = Spec{
+		Ref:    "mlkube/coredns:" + CoreDNSVersion,
+		Script: "hack/coredns.sh",
+		Env:    []string{"COREDNS_VERSION=" + CoreDNSVersion},
+	}
+	// TestServer is the e2e suite's workload: it answers with its pod and node, and fetches or
+	// resolves on request, so a test can probe the cluster network from inside a pod.
+	TestServer = Spec{Ref: "mlkube/e2e-testserver:dev", Package: "./e2e/images/testserver"}
+)
+
+// All lists every image `make images` builds.
+func All() []Spec { return []Spec{Manager, Pause, CoreDNS, TestServer} }

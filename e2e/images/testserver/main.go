@@ -1,0 +1,43 @@
+// Command testserver is the e2e suite's workload. It answers GET / with the pod and node it runs on
+// (from the downward-API variables POD_NAME and NODE_NAME), and lets a test probe the cluster from
+// inside the pod through the API server's pod proxy: /fetch?url=U returns what U answered,
+// /lookup?name=N what cluster DNS says about N.
+package main
+
+import (
+	"encoding/json"
+	"log"
+	"net/http"
+	"os"
+	"time"
+)
+
+func main() {
+	addr := ":8080"
+	if p := os.Getenv("PORT"); p != "" {
+		addr = ":" + p
+	}
+	srv := &http.Server{Addr: addr, Handler: newMux(), ReadHeaderTimeout: 10 * time.Second}
+	log.Fatal(srv.ListenAndServe())
+}
+
+// Identity is what GET / answers.
+type Identity struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node"`
+}
+
+func newMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, Identity{Pod: os.Getenv("POD_NAME"), Node: os.Getenv("NODE_NAME")})
+	})
+	mux.HandleFunc("GET /fetch", fetch)
+	mux.HandleFunc("GET /lookup", lookup)
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

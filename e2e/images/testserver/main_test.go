@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func get(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestIdentityAndFetch(t *testing.T) {
+	t.Setenv("POD_NAME", "p-1")
+	t.Setenv("NODE_NAME", "node-2")
+	srv := httptest.NewServer(newMux())
+	defer srv.Close()
+
+	code, body := get(t, srv.URL+"/")
+	var id Identity
+	if err := json.Unmarshal([]byte(body), &id); err != nil || code != http.StatusOK {
+		t.Fatalf("GET / = %d %q (%v)", code, body, err)
+	}
+	if diff := cmp.Diff(Identity{Pod: "p-1", Node: "node-2"}, id); diff != "" {
+		t.Errorf("identity (-want +got):\n%s", diff)
+	}
+
+	// /fetch relays another server's answer: here our own identity.
+	code, fetched := get(t, srv.URL+"/fetch?url="+url.QueryEscape(srv.URL+"/"))
+	if code != http.StatusOK || fetched != body {
+		t.Errorf("fetch = %d %q, want 200 %q", code, fetched, body)
+	}
+}
+
+func TestProbeErrors(t *testing.T) {
+	srv := httptest.NewServer(newMux())
+	defer srv.Close()
+	for name, path := range map[string]string{
+		"fetch of a closed port":  "/fetch?url=" + url.QueryEscape("http://127.0.0.1:1/"),
+		"lookup of an empty name": "/lookup?name=",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if code, body := get(t, srv.URL+path); code != http.StatusBadGateway || strings.TrimSpace(body) == "" {
+				t.Errorf("GET %s = %d %q, want 502 with the error", path, code, body)
+			}
+		})
+	}
+}
+
+func TestLookupLocalhost(t *testing.T) {
+	srv := httptest.NewServer(newMux())
+	defer srv.Close()
+	code, body := get(t, srv.URL+"/lookup?name=localhost")
+	if code != http.StatusOK || !strings.Contains(body, "127.0.0.1") {
+		t.Errorf("lookup localhost = %d %q", code, body)
+	}
+}

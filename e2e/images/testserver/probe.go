@@ -1,0 +1,38 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// A probe must answer well inside the API server's proxy timeout, so the test sees our error. Each
+// fetch opens a new connection: a kept-alive one would pin every request to the Service backend
+// the first one reached, and a test of load balancing or traffic policy would see only that one.
+var probeClient = &http.Client{
+	Timeout:   5 * time.Second,
+	Transport: &http.Transport{DisableKeepAlives: true},
+}
+
+// fetch relays what ?url= answers: its status code and body.
+func fetch(w http.ResponseWriter, r *http.Request) {
+	resp, err := probeClient.Get(r.URL.Query().Get("url"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, io.LimitReader(resp.Body, 1<<20))
+}
+
+// lookup answers the addresses cluster DNS gives for ?name=.
+func lookup(w http.ResponseWriter, r *http.Request) {
+	addrs, err := net.DefaultResolver.LookupHost(r.Context(), r.URL.Query().Get("name"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	writeJSON(w, addrs)
+}
