@@ -71,6 +71,24 @@ fuzz: ## run every fuzz target for FUZZTIME each
 		done; \
 	done
 
+##@ Cluster and e2e (targets of hack/e2e.mk: images, cluster-deps, cluster-up, cluster-down)
+
+include hack/e2e.mk
+
+.PHONY: deploy
+deploy: ## deploy manifests/install.yaml to $$KUBECONFIG and wait for the manager
+	hack/deploy.sh
+
+.PHONY: e2e
+e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONFIG uses a given cluster)
+	hack/e2e.sh
+
+.PHONY: bench
+bench: ## benchmarks, each reported as a ratio to a baseline run in the same process
+	assets=$$(hack/envtest-assets.sh); \
+	KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 30m ./controller/integration/ | grep -E '^(Benchmark|ok|PASS|FAIL)'
+	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./controller/transformer/
+
 .PHONY: help
 help:
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

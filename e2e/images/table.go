@@ -20,5 +20,18 @@ var (
 	TestServer = Spec{Ref: "mlkube/e2e-testserver:dev", Package: "./e2e/images/testserver"}
 )
 
+// MxJobWorkload is the MxJob e2e workload: a parameter-server rendezvous wired by the DMLC
+// environment (cmd/mxjob-workload).
+var MxJobWorkload = Spec{Ref: "mlkube/mxjob-workload:dev", Package: "./cmd/mxjob-workload"}
+
+// Example transformers built on the transformer SDK.
+var (
+	TransformerEcho = Spec{Ref: "mlkube/transformer-echo:dev", Package: "./cmd/transformers/echo"}
+	TransformerMD5  = Spec{Ref: "mlkube/transformer-md5:dev", Package: "./cmd/transformers/md5"}
+	TransformerGzip = Spec{Ref: "mlkube/transformer-gzip:dev", Package: "./cmd/transformers/gzip"}
+)
+
 // All lists every image `make images` builds.
-func All() []Spec { return []Spec{Manager, Pause, CoreDNS, TestServer} }
+func All() []Spec {
+	return []Spec{Manager, Pause, CoreDNS, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip}
+}
