@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultImage is the image the builders put in containers.
-const DefaultImage = "mlkube/mxjob-workload:test"
+const DefaultImage = "mlkube/mxjob-workload:dev"
 
 // MxJobBuilder builds an MxJob.
 type MxJobBuilder struct{ job v1beta1.MxJob }
@@ -124,3 +124,21 @@ func (b *TransformBuilder) Spec(f func(*v1alpha1.TransformSpec)) *TransformBuild
 
 // Obj returns a copy of the Transform.
 func (b *TransformBuilder) Obj() *v1alpha1.Transform { return b.t.DeepCopy() }
+
+// Env adds environment variables to the mxnet container of every replica spec.
+func (b *MxJobBuilder) Env(kv ...string) *MxJobBuilder {
+	for i := range b.job.Spec.ReplicaSpecs {
+		b.ReplicaEnv(i, kv...)
+	}
+	return b
+}
+
+// ReplicaEnv adds environment variables (name, value, name, value, …) to replica spec i's
+// first container.
+func (b *MxJobBuilder) ReplicaEnv(i int, kv ...string) *MxJobBuilder {
+	c := &b.job.Spec.ReplicaSpecs[i].Template.Spec.Containers[0]
+	for j := 0; j+1 < len(kv); j += 2 {
+		c.Env = append(c.Env, corev1.EnvVar{Name: kv[j], Value: kv[j+1]})
+	}
+	return b
+}

@@ -1,0 +1,251 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/controller/mxjob"
+	"github.com/mlkube/mlkube/internal/builders"
+)
+
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k8s.Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+}
+
+// waitForJob waits for the job to reach state and returns it.
+func waitForJob(t *testing.T, job *v1beta1.MxJob, state v1beta1.State) *v1beta1.MxJob {
+	t.Helper()
+	var got v1beta1.MxJob
+	eventually(t, fmt.Sprintf("MxJob %s to be %s", job.Name, state), func(ctx context.Context) (bool, error) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
+			return false, err
+		}
+		if got.Status.State != state && (got.Status.State == v1beta1.StateSucceeded || got.Status.State == v1beta1.StateFailed) {
+			return false, fmt.Errorf("job ended %s (%s), not %s", got.Status.State, got.Status.Reason, state)
+		}
+		return got.Status.State == state, nil
+	})
+	return &got
+}
+
+func jobPods(ctx context.Context, job *v1beta1.MxJob) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := k8s.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{mxjob.LabelJobName: job.Name})
+	return pods.Items, err
+}
+
+func podLogs(t *testing.T, ns, pod string) string {
+	t.Helper()
+	raw, err := clientset.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: "mxnet"}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("logs of %s: %v", pod, err)
+	}
+	return string(raw)
+}
+
+// waitForRunningPods waits until n of the job's pods run.
+func waitForRunningPods(t *testing.T, job *v1beta1.MxJob, n int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	eventually(t, fmt.Sprintf("%d running pods of %s", n, job.Name), func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = jobPods(ctx, job)
+		running := 0
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == n, err
+	})
+	return pods
+}
+
+func TestMxJobDistRendezvousSucceeds(t *testing.T) {
+	ns := namespace(t)
+	job := builders.MxJob("dist").Namespace(ns).Dist(2, 3).
+		RunPolicy(func(rp *v1beta1.RunPolicy) { rp.CleanPodPolicy = v1beta1.CleanPodPolicyNone }).Obj()
+	create(t, job)
+	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	if got.Status.CompletionTime == nil || got.Status.StartTime == nil {
+		t.Errorf("start %v completion %v; want both set", got.Status.StartTime, got.Status.CompletionTime)
+	}
+	if last := got.Status.Conditions[len(got.Status.Conditions)-1]; last.Type != v1beta1.ConditionSucceeded {
+		t.Errorf("latest condition %s; want Succeeded", last.Type)
+	}
+	// Every replica's log shows it talked to its peers over the network the DMLC env wired up.
+	want := map[string][]string{
+		"scheduler-0": {"scheduler: all 5 peers registered (2 servers, 3 workers)", "scheduler: all 5 peers done"},
+		"server-0":    {"server-0: aggregated 3 workers", "server-0: sent aggregate to worker-2"},
+		"server-1":    {"server-1: aggregated 3 workers", "server-1: sent aggregate to worker-0"},
+		"worker-0":    {"worker-0: pushed to server-0", "worker-0: pushed to server-1", "worker-0: aggregate OK from server-1"},
+		"worker-1":    {"worker-1: aggregate OK from server-0", "worker-1: aggregate OK from server-1"},
+		"worker-2":    {"worker-2: aggregate OK from server-0", "worker-2: finished OK"},
+	}
+	for replica, lines := range want {
+		logs := podLogs(t, ns, "dist-"+replica)
+		for _, l := range lines {
+			if !strings.Contains(logs, l) {
+				t.Errorf("%s's log lacks %q:\n%s", replica, l, logs)
+			}
+		}
+	}
+}
+
+func TestMxJobLocalSucceeds(t *testing.T) {
+	ns := namespace(t)
+	job := builders.MxJob("local").Namespace(ns).Local().Obj()
+	create(t, job)
+	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	if c := got.Status.ReplicaStatuses[v1beta1.ReplicaTypeWorker]; c == nil || c.Succeeded != 1 {
+		t.Errorf("replica statuses %v; want one succeeded worker", got.Status.ReplicaStatuses)
+	}
+}
+
+func TestMxJobWorkerExit1UnderNeverFailsTheJob(t *testing.T) {
+	ns := namespace(t)
+	job := builders.MxJob("never").Namespace(ns).Dist(1, 2).
+		Env("MXJOB_FAIL_REPLICA", "worker-1", "MXJOB_FAIL_CODE", "1").Obj()
+	create(t, job)
+	got := waitForJob(t, job, v1beta1.StateFailed)
+	if !strings.Contains(got.Status.Reason, "worker-1 failed: exit code 1 under restartPolicy Never") {
+		t.Errorf("reason %q does not name worker-1", got.Status.Reason)
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1beta1.ConditionFailed) {
+		t.Error("no Failed=True condition")
+	}
+}
+
+// failOnceVolume gives replica i a hostPath marker directory, so "fail once" survives the pod
+// being recreated, and pins it to one node, where that directory lives.
+func failOnceVolume(t *testing.T, b *builders.MxJobBuilder, i int, ns string) *builders.MxJobBuilder {
+	t.Helper()
+	var nodes corev1.NodeList
+	if err := k8s.List(context.Background(), &nodes); err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("listing nodes: %v", err)
+	}
+	node := nodes.Items[len(nodes.Items)-1].Name
+	return b.EditReplica(i, func(rs *v1beta1.ReplicaSpec) {
+		spec := &rs.Template.Spec
+		spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "marker", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: "/var/tmp/mlkube-e2e/" + ns, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}})
+		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "marker", MountPath: "/marker"})
+	})
+}
+
+func TestMxJobExit137OnceUnderExitCodeIsRetried(t *testing.T) {
+	ns := namespace(t)
+	b := builders.MxJob("retry").Namespace(ns).Dist(1, 2).
+		EditReplica(2, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = v1beta1.RestartPolicyExitCode }).
+		ReplicaEnv(2, "MXJOB_FAIL_REPLICA", "worker-1", "MXJOB_FAIL_CODE", "137",
+			"MXJOB_FAIL_MODE", "once", "MXJOB_FAIL_ONCE_MARKER", "/marker/failed-once")
+	job := failOnceVolume(t, b, 2, ns).Obj()
+	create(t, job)
+	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	if got.Status.Restarts != 1 {
+		t.Errorf("restarts %d; want worker-1 recreated once", got.Status.Restarts)
+	}
+}
+
+func TestMxJobBackoffLimitExceeded(t *testing.T) {
+	ns := namespace(t)
+	job := builders.MxJob("backoff").Namespace(ns).Local().
+		EditReplica(0, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = v1beta1.RestartPolicyExitCode }).
+		ReplicaEnv(0, "MXJOB_FAIL_REPLICA", "worker-0", "MXJOB_FAIL_CODE", "137").
+		RunPolicy(func(rp *v1beta1.RunPolicy) { rp.BackoffLimit = ptr.To[int32](1) }).Obj()
+	create(t, job)
+	got := waitForJob(t, job, v1beta1.StateFailed)
+	if !strings.Contains(got.Status.Reason, "exceed runPolicy.backoffLimit 1") {
+		t.Errorf("reason %q; want the backoff limit", got.Status.Reason)
+	}
+}
+
+func TestMxJobSuspendAndResume(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	job := builders.MxJob("pause").Namespace(ns).Dist(1, 1).Env("MXJOB_SLEEP", "15s").Obj()
+	create(t, job)
+	waitForRunningPods(t, job, 3)
+	setSuspend := func(v bool) {
+		var j v1beta1.MxJob
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &j); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(j.DeepCopy())
+		j.Spec.RunPolicy.Suspend = ptr.To(v)
+		if err := k8s.Patch(ctx, &j, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setSuspend(true)
+	waitForJob(t, job, v1beta1.StateSuspended)
+	eventually(t, "the suspended job's pods gone", func(ctx context.Context) (bool, error) {
+		pods, err := jobPods(ctx, job)
+		return len(pods) == 0, err
+	})
+	setSuspend(false)
+	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	if meta.IsStatusConditionTrue(got.Status.Conditions, v1beta1.ConditionSuspended) {
+		t.Error("a resumed job still shows Suspended=True")
+	}
+}
+
+func TestMxJobDeleteRemovesPodsAndServices(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	job := builders.MxJob("doomed").Namespace(ns).Dist(1, 1).Env("MXJOB_SLEEP", "10m").Obj()
+	create(t, job)
+	waitForRunningPods(t, job, 3)
+	if err := k8s.Delete(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the job's pods and Services gone", func(ctx context.Context) (bool, error) {
+		pods, err := jobPods(ctx, job)
+		if err != nil {
+			return false, err
+		}
+		var svcs corev1.ServiceList
+		err = k8s.List(ctx, &svcs, client.InNamespace(ns), client.MatchingLabels{mxjob.LabelJobName: job.Name})
+		return len(pods) == 0 && len(svcs.Items) == 0, err
+	})
+}
+
+func TestMxJobSurvivesManagerRestart(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	job := builders.MxJob("resilient").Namespace(ns).Dist(1, 2).Env("MXJOB_SLEEP", "20s").Obj()
+	create(t, job)
+	waitForRunningPods(t, job, 4)
+	var managers corev1.PodList
+	if err := k8s.List(ctx, &managers, client.InNamespace(systemNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range managers.Items {
+		if err := k8s.Delete(ctx, &managers.Items[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	t.Logf("succeeded %s after the manager pod was deleted", time.Since(start).Round(time.Second))
+	if got.Status.Restarts != 0 || got.Status.CompletionTime == nil {
+		t.Errorf("restarts %d completion %v; want no restarts and a completion time", got.Status.Restarts, got.Status.CompletionTime)
+	}
+	if c := got.Status.ReplicaStatuses[v1beta1.ReplicaTypeScheduler]; c == nil || c.Succeeded != 1 {
+		t.Errorf("replica statuses %v; want the scheduler succeeded", got.Status.ReplicaStatuses)
+	}
+	scaleManager(t, 1) // wait for the replacement to be Ready before the next test
+}
