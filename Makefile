@@ -54,6 +54,9 @@ lint: ## gofmt and go vet
 envtest-assets: ## build kube-apiserver (cached) for the integration tests
 	hack/envtest-assets.sh
 
+.PHONY: test-all
+test-all: lint test e2e ## everything README promises: lint, unit, integration, fuzz, e2e on a real cluster
+
 .PHONY: test
 test: test-unit fuzz ## unit and integration tests (real kube-apiserver + etcd), then fuzzing
 
@@ -78,6 +81,10 @@ include hack/e2e.mk
 .PHONY: deploy
 deploy: ## deploy manifests/install.yaml to $$KUBECONFIG and wait for the manager
 	hack/deploy.sh
+
+.PHONY: demo
+demo: ## fresh machine to a running cluster with mlkube, a sample MxJob and a sample Transform
+	hack/demo.sh
 
 .PHONY: e2e
 e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONFIG uses a given cluster)

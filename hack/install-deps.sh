@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs what building and testing mlkube needs on a fresh Debian machine with Go: Debian's
-# etcd for the integration tests' API server, and the Go modules. Idempotent.
+# Installs what building, testing and running mlkube's e2e cluster needs on a fresh Debian machine
+# with Go: Debian packages (etcd for the integration tests; containerd, runc, CNI plugins and
+# networking tools for the local cluster), the Go modules, and the Kubernetes and CoreDNS builds
+# (cached by version under $MLKUBE_CACHE). Idempotent; needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(etcd-server git make)
+packages=(git make)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,3 +19,5 @@ fi
 echo "== go mod download"
 go mod download
 go mod download -modfile=hack/tools/go.mod
+echo "== cluster dependencies (Debian packages, Kubernetes and CoreDNS builds)"
+hack/cluster-deps.sh
