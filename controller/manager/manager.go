@@ -27,6 +27,7 @@ import (
 	"github.com/mlkube/mlkube/controller/labels"
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/controller/transform"
 	mlkubewebhook "github.com/mlkube/mlkube/webhook"
 )
 
@@ -155,6 +156,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := (&mxjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller")}).SetupWithManager(mgr, opts.MxJobWorkers); err != nil {
 		return nil, fmt.Errorf("setting up the MxJob controller: %w", err)
+	}
+	if err := (&transform.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller")}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Transform controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

@@ -1,0 +1,253 @@
+package transform
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+)
+
+// Replacement backoff under failurePolicy Restart, counted from the failure.
+const (
+	baseBackoff = 5 * time.Second
+	maxBackoff  = 5 * time.Minute
+)
+
+// ConditionReady is True while every eligible node's transformer is ready.
+const ConditionReady = "Ready"
+
+type event struct {
+	warning         bool
+	reason, message string
+}
+
+// plan is what one reconcile does: the status to write, then the pods to create and delete.
+type plan struct {
+	status       v1alpha1.TransformStatus
+	createOn     []string // nodes
+	deletePods   []*corev1.Pod
+	events       []event
+	requeueAfter time.Duration
+}
+
+// eligibleNodes are the schedulable nodes the Transform's node selector and tolerations admit.
+func eligibleNodes(t *v1alpha1.Transform, nodes []corev1.Node) []string {
+	sel := labels.SelectorFromSet(t.Spec.NodeSelector)
+	var out []string
+	for _, n := range nodes {
+		if n.Spec.Unschedulable || n.DeletionTimestamp != nil || !sel.Matches(labels.Set(n.Labels)) || !tolerates(t.Spec.Tolerations, n.Spec.Taints) {
+			continue
+		}
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func tolerates(tolerations []corev1.Toleration, taints []corev1.Taint) bool {
+	for _, taint := range taints {
+		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(klog.Background(), &taint, false) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// computePlan decides one reconcile from the Transform, the cluster's nodes, its pods and the
+// time: a pure function, where every lifecycle rule lives.
+func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, now time.Time) plan {
+	p := plan{status: *t.Status.DeepCopy()}
+	st := &p.status
+	prevNodes := map[string]v1alpha1.NodeStatus{}
+	for _, n := range st.Nodes {
+		prevNodes[n.Node] = n
+	}
+	podOn := map[string]*corev1.Pod{}
+	for i := range pods {
+		podOn[pods[i].Annotations[LabelNode]] = &pods[i]
+	}
+	deleteAll := func() {
+		for i := range pods {
+			if pods[i].DeletionTimestamp == nil {
+				p.deletePods = append(p.deletePods, &pods[i])
+			}
+		}
+		st.Nodes, st.NodesReady = nil, ""
+	}
+
+	switch {
+	case t.Spec.Stopped:
+		deleteAll()
+		setStage(st, v1alpha1.StageStopped, "Stopped", "spec.stopped is true; the transformer pods are deleted", now)
+		st.ObservedGeneration = t.Generation
+		return p
+	case st.Stage == v1alpha1.StageAborted && st.ObservedGeneration == t.Generation:
+		// Aborted stays aborted until the spec changes (kubectl etl stop, then start).
+		deleteAll()
+		return p
+	}
+	st.ObservedGeneration = t.Generation
+	eligible := eligibleNodes(t, nodes)
+
+	// Nodes that left lose their pod.
+	for node, pod := range podOn {
+		if !slices.Contains(eligible, node) && pod.DeletionTimestamp == nil {
+			p.deletePods = append(p.deletePods, pod)
+			p.events = append(p.events, event{reason: "NodeLeft", message: fmt.Sprintf("node %s left; deleting transformer pod %s", node, pod.Name)})
+		}
+	}
+	var failures []string
+	var statuses []v1alpha1.NodeStatus
+	ready := 0
+	for _, node := range eligible {
+		ns := v1alpha1.NodeStatus{Node: node, Counters: prevNodes[node].Counters, Restarts: prevNodes[node].Restarts}
+		pod := podOn[node]
+		if pod == nil {
+			if _, known := prevNodes[node]; !known && st.Stage == v1alpha1.StageRunning {
+				p.events = append(p.events, event{reason: "NodeJoined", message: fmt.Sprintf("node %s joined; starting a transformer there", node)})
+			}
+			p.createOn = append(p.createOn, node)
+			statuses = append(statuses, ns)
+			continue
+		}
+		ns.Pod, ns.IP, ns.Port = pod.Name, pod.Status.PodIP, containerPort(&pod.Spec.Containers[0])
+		ns.Ready = podReady(pod)
+		if ns.Ready {
+			ready++
+		}
+		if why := podFailure(pod, t.Spec.InitTimeout, now); why != "" && pod.DeletionTimestamp == nil {
+			msg := fmt.Sprintf("node %s: %s", node, why)
+			failures = append(failures, msg)
+			p.events = append(p.events, event{warning: true, reason: "TransformerFailed", message: msg})
+			if t.Spec.FailurePolicy == v1alpha1.FailureRestart {
+				restartAfterBackoff(pod, &ns, &p, now)
+			}
+		} else if !ns.Ready && pod.DeletionTimestamp == nil {
+			p.requeue(pod.CreationTimestamp.Add(initTimeout(t)).Sub(now))
+		}
+		statuses = append(statuses, ns)
+	}
+	st.Nodes = statuses
+	st.NodesReady = fmt.Sprintf("%d/%d", ready, len(eligible))
+	st.Totals = v1alpha1.Counters{}
+	for _, n := range statuses {
+		st.Totals.Objects += n.Objects
+		st.Totals.BytesIn += n.BytesIn
+		st.Totals.BytesOut += n.BytesOut
+		st.Totals.Errors += n.Errors
+	}
+
+	switch {
+	case len(failures) > 0 && t.Spec.FailurePolicy != v1alpha1.FailureRestart:
+		deleteAll()
+		setStage(st, v1alpha1.StageAborted, "TransformerFailed", strings.Join(failures, "; "), now)
+		p.createOn, p.requeueAfter = nil, 0
+	case len(eligible) > 0 && ready == len(eligible):
+		setStage(st, v1alpha1.StageRunning, "AllTransformersReady", fmt.Sprintf("transformers ready on %d nodes", ready), now)
+	case len(eligible) == 0:
+		setStage(st, v1alpha1.StageInitializing, "NoEligibleNodes", "no schedulable node matches spec.nodeSelector and spec.tolerations", now)
+	default:
+		setStage(st, v1alpha1.StageInitializing, "Initializing", fmt.Sprintf("transformers ready on %d of %d nodes", ready, len(eligible)), now)
+	}
+	return p
+}
+
+// podFailure says why a transformer pod has failed, or "" while it is healthy or starting.
+func podFailure(pod *corev1.Pod, timeout *metav1.Duration, now time.Time) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if term := cs.State.Terminated; term != nil {
+			return fmt.Sprintf("transformer container exited with code %d (%s) %s", term.ExitCode, term.Reason, strings.TrimSpace(term.Message))
+		}
+	}
+	if pod.Status.Phase == corev1.PodFailed {
+		return fmt.Sprintf("transformer pod failed: %s %s", pod.Status.Reason, pod.Status.Message)
+	}
+	limit := v1alpha1.DefaultInitTimeout
+	if timeout != nil {
+		limit = timeout.Duration
+	}
+	if !podReady(pod) && !everReady(pod) && now.Sub(pod.CreationTimestamp.Time) >= limit {
+		return fmt.Sprintf("transformer not ready within spec.initTimeout (%s)", limit)
+	}
+	return ""
+}
+
+// restartAfterBackoff replaces a failed pod once its backoff has passed (failurePolicy Restart).
+func restartAfterBackoff(pod *corev1.Pod, ns *v1alpha1.NodeStatus, p *plan, now time.Time) {
+	wait := baseBackoff
+	for i := int32(0); i < ns.Restarts && wait < maxBackoff; i++ {
+		wait *= 2
+	}
+	wait = min(wait, maxBackoff)
+	failedAt := pod.CreationTimestamp.Time
+	for _, cs := range pod.Status.ContainerStatuses {
+		if term := cs.State.Terminated; term != nil && term.FinishedAt.After(failedAt) {
+			failedAt = term.FinishedAt.Time
+		}
+	}
+	if due := failedAt.Add(wait); due.After(now) {
+		p.requeue(due.Sub(now))
+		return
+	}
+	ns.Restarts++
+	p.deletePods = append(p.deletePods, pod)
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// everReady: a pod that was ready once and is not now is failing its probe, which its containers'
+// termination or phase will tell; the init timeout is for pods that never came up.
+func everReady(pod *corev1.Pod) bool {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Started != nil && *cs.Started && cs.Ready {
+			return true
+		}
+	}
+	return false
+}
+
+func initTimeout(t *v1alpha1.Transform) time.Duration {
+	if t.Spec.InitTimeout == nil {
+		return v1alpha1.DefaultInitTimeout
+	}
+	return t.Spec.InitTimeout.Duration
+}
+
+func setStage(st *v1alpha1.TransformStatus, stage v1alpha1.Stage, reason, message string, now time.Time) {
+	st.Stage, st.Reason = stage, message
+	status := metav1.ConditionFalse
+	if stage == v1alpha1.StageRunning {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: ConditionReady, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(now),
+	})
+}
+
+func (p *plan) requeue(after time.Duration) {
+	if after <= 0 {
+		after = time.Second
+	}
+	if p.requeueAfter == 0 || after < p.requeueAfter {
+		p.requeueAfter = after
+	}
+}

@@ -1,0 +1,193 @@
+// Package transform is the Transform controller: one transformer pod pinned to each eligible
+// node, built from the Transform's runtime, podTemplate or code form, with the stage, per-node
+// status and failure policy computed from what the cluster holds.
+package transform
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/labels"
+)
+
+// Labels of transformer pods, after AIStore's ETL pod labels.
+const (
+	LabelName      = "etl.mlkube.io/name"
+	LabelNode      = "etl.mlkube.io/node"
+	LabelAppName   = "app.kubernetes.io/name"
+	LabelComponent = "app.kubernetes.io/component"
+
+	containerName = "transformer"
+	// DataRoot is where the node's data lives on the host, and where fqn transformers see it.
+	DataRoot = "/var/lib/mlkube/data"
+)
+
+// Images the controller injects, and the runtime images of the code form.
+const (
+	IOShimImage        = "mlkube/io-shim:dev"
+	ioShimDir          = "/mlkube/bin"
+	ioShimPath         = ioShimDir + "/io-shim"
+	runtimeImageFmt    = "mlkube/runtime-%s:dev"
+	envPort            = "PORT"
+	envNode            = "MLKUBE_NODE"
+	envFQNRoot         = "MLKUBE_FQN_ROOT"
+	envCodeSource      = "MLKUBE_CODE_SOURCE"
+	envCodeFunction    = "MLKUBE_CODE_FUNCTION"
+	envCodeDeps        = "MLKUBE_CODE_DEPENDENCIES"
+	envCodeChunkSize   = "MLKUBE_CODE_CHUNK_SIZE"
+	ioShimInitName     = "io-shim-install"
+	ioShimVolumeName   = "mlkube-bin"
+	dataRootVolumeName = "mlkube-data"
+)
+
+// nodeHash is the short, stable, DNS-safe stand-in for a node name in pod names.
+func nodeHash(node string) string {
+	h := fnv.New32a()
+	h.Write([]byte(node))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// podName is a transformer pod's name: <transform>-<node hash>.
+func podName(t *v1alpha1.Transform, node string) string {
+	return t.Name + "-" + nodeHash(node)
+}
+
+func podLabels(t *v1alpha1.Transform, node string) map[string]string {
+	nodeLabel := node
+	if len(nodeLabel) > 63 {
+		nodeLabel = nodeHash(node) // a label value is at most 63 characters
+	}
+	return map[string]string{
+		labels.ManagedBy: labels.ManagedByValue,
+		LabelName:        t.Name,
+		LabelNode:        nodeLabel,
+		LabelAppName:     "etl",
+		LabelComponent:   "transformer",
+	}
+}
+
+// buildPod makes the transformer pod for node from the Transform's form, pinned to the node.
+func buildPod(t *v1alpha1.Transform, node string) *corev1.Pod {
+	spec := basePodSpec(t)
+	c := &spec.Containers[0]
+	c.Env = append(c.Env, t.Spec.Env...)
+	c.Env = append(c.Env,
+		corev1.EnvVar{Name: envPort, Value: strconv.Itoa(int(containerPort(c)))},
+		corev1.EnvVar{Name: envNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}})
+	if t.Spec.Communication == v1alpha1.CommIO {
+		wrapWithIOShim(spec)
+	}
+	if t.Spec.Argument == v1alpha1.ArgFQN {
+		mountDataRoot(spec)
+	}
+	// A transformer that exits is a failure the controller handles (Abort or Restart with
+	// backoff); the kubelet must not hide it by restarting the container in place.
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	spec.Tolerations = append(spec.Tolerations, t.Spec.Tolerations...)
+	spec.Affinity = pinTo(node)
+	lbls := podLabels(t, node)
+	annotations := map[string]string{LabelNode: node}
+	if t.Spec.PodTemplate != nil {
+		merged := maps.Clone(t.Spec.PodTemplate.Labels)
+		if merged == nil {
+			merged = map[string]string{}
+		}
+		maps.Copy(merged, lbls)
+		lbls = merged
+		maps.Copy(annotations, t.Spec.PodTemplate.Annotations)
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            podName(t, node),
+			Namespace:       t.Namespace,
+			Labels:          lbls,
+			Annotations:     annotations,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(t, v1alpha1.GroupVersion.WithKind("Transform"))},
+		},
+		Spec: *spec,
+	}
+}
+
+// basePodSpec renders the Transform's form into a pod spec with one transformer container.
+func basePodSpec(t *v1alpha1.Transform) *corev1.PodSpec {
+	if t.Spec.PodTemplate != nil {
+		spec := t.Spec.PodTemplate.Spec.DeepCopy()
+		return spec
+	}
+	c := corev1.Container{
+		Name:  containerName,
+		Ports: []corev1.ContainerPort{{Name: v1alpha1.DefaultPortName, ContainerPort: v1alpha1.DefaultPort, Protocol: corev1.ProtocolTCP}},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: v1alpha1.DefaultHealthPath, Port: intstr.FromString(v1alpha1.DefaultPortName)}},
+			PeriodSeconds: 1,
+		},
+		ImagePullPolicy: corev1.PullIfNotPresent,
+	}
+	switch {
+	case t.Spec.Runtime != nil:
+		rt := t.Spec.Runtime
+		c.Image, c.Command, c.Args, c.Resources = rt.Image, rt.Command, rt.Args, rt.Resources
+		c.Env = append(c.Env, rt.Env...)
+	case t.Spec.Code != nil:
+		code := t.Spec.Code
+		c.Image = fmt.Sprintf(runtimeImageFmt, code.Runtime)
+		c.Env = append(c.Env,
+			corev1.EnvVar{Name: envCodeSource, Value: code.Source},
+			corev1.EnvVar{Name: envCodeFunction, Value: code.Function},
+			corev1.EnvVar{Name: envCodeDeps, Value: code.Dependencies},
+			corev1.EnvVar{Name: envCodeChunkSize, Value: strconv.FormatInt(code.ChunkSize, 10)})
+	}
+	return &corev1.PodSpec{Containers: []corev1.Container{c}}
+}
+
+// wrapWithIOShim injects the io shim: an init container copies it into a shared volume, and the
+// transformer's command runs under it, once per object.
+func wrapWithIOShim(spec *corev1.PodSpec) {
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: ioShimVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	mount := corev1.VolumeMount{Name: ioShimVolumeName, MountPath: ioShimDir}
+	spec.InitContainers = append(spec.InitContainers, corev1.Container{
+		Name: ioShimInitName, Image: IOShimImage, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:      []string{"/io-shim", "install", ioShimPath},
+		VolumeMounts: []corev1.VolumeMount{mount},
+	})
+	c := &spec.Containers[0]
+	c.Command = append(append([]string{ioShimPath, "--"}, c.Command...), c.Args...)
+	c.Args = nil
+	c.VolumeMounts = append(c.VolumeMounts, mount)
+}
+
+// mountDataRoot gives an fqn transformer the node's data root at the path the agent names.
+func mountDataRoot(spec *corev1.PodSpec) {
+	hostPathType := corev1.HostPathDirectoryOrCreate
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: dataRootVolumeName, VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: DataRoot, Type: &hostPathType}}})
+	c := &spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: DataRoot, ReadOnly: true})
+	c.Env = append(c.Env, corev1.EnvVar{Name: envFQNRoot, Value: DataRoot})
+}
+
+// pinTo requires the node, as AIStore pins each ETL pod to its target's node.
+func pinTo(node string) *corev1.Affinity {
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+		}}},
+	}}
+}
+
+// containerPort is the transformer's port named "default".
+func containerPort(c *corev1.Container) int32 {
+	for _, p := range c.Ports {
+		if p.Name == v1alpha1.DefaultPortName {
+			return p.ContainerPort
+		}
+	}
+	return v1alpha1.DefaultPort
+}

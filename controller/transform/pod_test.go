@@ -1,0 +1,83 @@
+package transform
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/internal/builders"
+)
+
+func env(c corev1.Container) map[string]string {
+	m := map[string]string{}
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+func TestBuildPodForms(t *testing.T) {
+	runtime := defaulted(builders.Transform("rt").Runtime("mlkube/transformer-md5:dev", "/md5").Comm(v1alpha1.CommWS))
+	pod := buildPod(runtime, "node-1")
+	c := pod.Spec.Containers[0]
+	if pod.Name != "rt-"+nodeHash("node-1") || len(pod.Name) > 63 {
+		t.Errorf("pod name %q", pod.Name)
+	}
+	if c.Image != "mlkube/transformer-md5:dev" || !slices.Equal(c.Command, []string{"/md5"}) || env(c)["PORT"] != "8000" {
+		t.Errorf("runtime container %+v", c)
+	}
+	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/health" {
+		t.Error("no readiness probe on /health")
+	}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Error("the kubelet must not restart transformers in place")
+	}
+	term := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0]
+	if term.Key != "kubernetes.io/hostname" || !slices.Equal(term.Values, []string{"node-1"}) {
+		t.Errorf("not pinned to node-1: %+v", term)
+	}
+	wantLabels := map[string]string{"app.kubernetes.io/managed-by": "mlkube", LabelName: "rt", LabelNode: "node-1",
+		LabelAppName: "etl", LabelComponent: "transformer"}
+	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+
+	code := defaulted(builders.Transform("py").Code("python3.11", "def transform(b):\n    return b[::-1]\n"))
+	c = buildPod(code, "node-1").Spec.Containers[0]
+	if c.Image != "mlkube/runtime-python3.11:dev" || env(c)["MLKUBE_CODE_FUNCTION"] != "transform" || env(c)["MLKUBE_CODE_SOURCE"] == "" {
+		t.Errorf("code container %+v", c)
+	}
+
+	io := defaulted(builders.Transform("io").Runtime("busybox", "md5sum").Comm(v1alpha1.CommIO))
+	io.Spec.Runtime.Args = []string{"-b"}
+	spec := buildPod(io, "node-1").Spec
+	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Image != IOShimImage {
+		t.Fatalf("io form lacks the shim's init container: %+v", spec.InitContainers)
+	}
+	if got := spec.Containers[0].Command; !slices.Equal(got, []string{"/mlkube/bin/io-shim", "--", "md5sum", "-b"}) {
+		t.Errorf("io command %v; want the user's command under the shim", got)
+	}
+
+	fqn := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
+	c = buildPod(fqn, "node-1").Spec.Containers[0]
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != DataRoot {
+		t.Errorf("fqn container lacks the data root: %+v", c)
+	}
+}
+
+func TestBuildPodFromTemplateKeepsItsOwnSettings(t *testing.T) {
+	tr := builders.Transform("tmpl").PodTemplate("img").Obj()
+	tr.Spec.PodTemplate.Labels = map[string]string{"team": "data"}
+	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 9000}}
+	tr = defaulted(builders.Transform("tmpl").Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
+	pod := buildPod(tr, "node-2")
+	if pod.Labels["team"] != "data" || pod.Labels[LabelName] != "tmpl" {
+		t.Errorf("labels %v", pod.Labels)
+	}
+	if env(pod.Spec.Containers[0])["PORT"] != "9000" {
+		t.Error("PORT does not follow the template's default port")
+	}
+}

@@ -1,0 +1,136 @@
+package transform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	k8serrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/internal/slowstart"
+)
+
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms,verbs=get;list;watch
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+
+// Reconciler runs Transforms.
+type Reconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// SetupWithManager registers the controller: Transforms, their pods, and nodes (a node joining
+// or leaving changes every Transform's set of eligible nodes).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Transform{}).
+		Owns(&corev1.Pod{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allTransforms)).
+		Named("transform").
+		Complete(r)
+}
+
+func (r *Reconciler) allTransforms(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1alpha1.TransformList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, t := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&t)})
+	}
+	return reqs
+}
+
+// Reconcile creates the missing transformer pods, writes the status once, then deletes.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var t v1alpha1.Transform
+	if err := r.Get(ctx, req.NamespacedName, &t); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if t.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil // garbage collection removes the pods
+	}
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return reconcile.Result{}, err
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(t.Namespace), client.MatchingLabels{LabelName: t.Name}); err != nil {
+		return reconcile.Result{}, err
+	}
+	var owned []corev1.Pod
+	for _, p := range pods.Items {
+		if ref := metav1.GetControllerOfNoCopy(&p); ref != nil && ref.UID == t.UID {
+			owned = append(owned, p)
+		}
+	}
+	p := computePlan(&t, nodes.Items, owned, r.Clock.Now())
+
+	var errs []error
+	_, err := slowstart.Do(p.createOn, func(node string) error {
+		pod := buildPod(&t, node)
+		err := r.Create(ctx, pod)
+		switch {
+		case err == nil:
+			r.event(&t, false, "SuccessfulCreatePod", fmt.Sprintf("created transformer pod %s on node %s", pod.Name, node))
+		case k8serrors.IsAlreadyExists(err):
+			return nil
+		default:
+			r.event(&t, true, "FailedCreatePod", fmt.Sprintf("creating transformer pod on node %s: %v", node, err))
+		}
+		return err
+	})
+	errs = append(errs, err)
+	if !equality.Semantic.DeepEqual(t.Status, p.status) {
+		oldStage := t.Status.Stage
+		t.Status = p.status
+		if err := r.Status().Update(ctx, &t); err != nil {
+			return reconcile.Result{}, errors.Join(append(errs, fmt.Errorf("updating status: %w", err))...)
+		}
+		if oldStage != t.Status.Stage {
+			r.event(&t, t.Status.Stage == v1alpha1.StageAborted, string(t.Status.Stage), t.Status.Reason)
+		}
+	}
+	for _, e := range p.events {
+		r.event(&t, e.warning, e.reason, e.message)
+	}
+	_, err = slowstart.Do(p.deletePods, func(pod *corev1.Pod) error {
+		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		if client.IgnoreNotFound(err) != nil && !k8serrors.IsConflict(err) {
+			return err
+		}
+		return nil
+	})
+	errs = append(errs, err)
+	return reconcile.Result{RequeueAfter: p.requeueAfter}, errors.Join(errs...)
+}
+
+func (r *Reconciler) event(t *v1alpha1.Transform, warning bool, reason, message string) {
+	if r.Recorder == nil {
+		return
+	}
+	typ := corev1.EventTypeNormal
+	if warning {
+		typ = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(t, nil, typ, reason, "Reconcile", "%s", message)
+}
