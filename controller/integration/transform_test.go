@@ -1,0 +1,156 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/transform"
+	"github.com/mlkube/mlkube/internal/builders"
+)
+
+func createNode(t *testing.T, name string) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name, "etl-test": t.Name()}}}
+	if err := k8s.Create(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	// The API server taints new nodes not-ready (TaintNodesByCondition); play the node
+	// lifecycle controller and clear it, as it does once the kubelet reports Ready.
+	n.Spec.Taints = nil
+	if err := k8s.Update(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), n) })
+}
+
+func transformPods(ctx context.Context, tr *v1alpha1.Transform) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := k8s.List(ctx, &pods, client.InNamespace(tr.Namespace), client.MatchingLabels{transform.LabelName: tr.Name})
+	return pods.Items, err
+}
+
+// markReady plays the kubelet: the pod runs and passes its readiness probe.
+func markReady(t *testing.T, ctx context.Context, pod *corev1.Pod, ip string) {
+	t.Helper()
+	pod.Status.Phase, pod.Status.PodIP = corev1.PodRunning, ip
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitForStage(t *testing.T, tr *v1alpha1.Transform, stage v1alpha1.Stage) *v1alpha1.Transform {
+	t.Helper()
+	var got v1alpha1.Transform
+	eventually(t, fmt.Sprintf("Transform %s to be %s", tr.Name, stage), func(ctx context.Context) (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got)
+		return got.Status.Stage == stage, err
+	})
+	return &got
+}
+
+func TestTransformLifecycle(t *testing.T) {
+	ctx := context.Background()
+	createNode(t, "etl-node-a")
+	createNode(t, "etl-node-b")
+	tr := builders.Transform("lifecycle").Runtime("mlkube/transformer-echo:dev").Spec(func(s *v1alpha1.TransformSpec) {
+		s.NodeSelector = map[string]string{"etl-test": t.Name()}
+	}).Obj()
+	if err := k8s.Create(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	eventually(t, "one transformer pod per node", func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = transformPods(ctx, tr)
+		return len(pods) == 2, err
+	})
+	pinned := map[string]bool{}
+	for _, p := range pods {
+		term := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0]
+		pinned[term.Values[0]] = true
+	}
+	if !pinned["etl-node-a"] || !pinned["etl-node-b"] {
+		t.Fatalf("pods pinned to %v; want one on each node", pinned)
+	}
+	waitForStage(t, tr, v1alpha1.StageInitializing)
+	for i := range pods {
+		markReady(t, ctx, &pods[i], fmt.Sprintf("10.1.0.%d", i+1))
+	}
+	got := waitForStage(t, tr, v1alpha1.StageRunning)
+	if got.Status.NodesReady != "2/2" || len(got.Status.Nodes) != 2 || !strings.HasPrefix(got.Status.Nodes[0].IP, "10.1.0.") {
+		t.Errorf("status %+v; want 2/2 ready with pod IPs", got.Status)
+	}
+
+	// A node leaving takes its transformer with it.
+	if err := k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "etl-node-b"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node b's pod deleted", func(ctx context.Context) (bool, error) {
+		pods, err := transformPods(ctx, tr)
+		return len(pods) == 1, err
+	})
+
+	// Stop deletes the pods and keeps the object; start brings them back.
+	setStopped := func(v bool) {
+		var cur v1alpha1.Transform
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &cur); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Spec.Stopped = v
+		if err := k8s.Patch(ctx, &cur, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setStopped(true)
+	waitForStage(t, tr, v1alpha1.StageStopped)
+	eventually(t, "pods deleted on stop", func(ctx context.Context) (bool, error) {
+		pods, err := transformPods(ctx, tr)
+		return len(pods) == 0, err
+	})
+	setStopped(false)
+	eventually(t, "the pod back on start", func(ctx context.Context) (bool, error) {
+		pods, err := transformPods(ctx, tr)
+		return len(pods) == 1, err
+	})
+}
+
+func TestTransformAbortsWhenATransformerExits(t *testing.T) {
+	ctx := context.Background()
+	createNode(t, "etl-node-c")
+	tr := builders.Transform("abort").Runtime("mlkube/transformer-echo:dev").Spec(func(s *v1alpha1.TransformSpec) {
+		s.NodeSelector = map[string]string{"etl-test": t.Name()}
+	}).Obj()
+	if err := k8s.Create(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	eventually(t, "the transformer pod", func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = transformPods(ctx, tr)
+		return len(pods) == 1, err
+	})
+	pod := &pods[0]
+	pod.Status.Phase = corev1.PodFailed
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "transformer", Image: "x", ImageID: "x", State: corev1.ContainerState{
+		Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", Message: "boom", FinishedAt: metav1.Now()}}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	got := waitForStage(t, tr, v1alpha1.StageAborted)
+	if !strings.Contains(got.Status.Reason, "node etl-node-c: transformer container exited with code 3") {
+		t.Errorf("reason %q does not say which node's transformer exited how", got.Status.Reason)
+	}
+	eventually(t, "the aborted Transform's pods deleted", func(ctx context.Context) (bool, error) {
+		pods, err := transformPods(ctx, tr)
+		return len(pods) == 0, err
+	})
+}
