@@ -16,6 +16,7 @@ $kubectl wait --for=condition=Succeeded mxjob/sample-dist --timeout=300s
 $kubectl get mxjobs
 $kubectl logs sample-dist-worker-0 | tail -3
 $kubectl apply -f manifests/samples/transform-md5.yaml
+$kubectl wait --for=jsonpath={.status.stage}=Running transform/md5 --timeout=120s
 $kubectl get transforms -o wide
 cat <<MSG
 

@@ -1,0 +1,166 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/transform"
+	"github.com/mlkube/mlkube/internal/builders"
+)
+
+const echoImage = "mlkube/transformer-echo:dev"
+
+func readyNodes(t *testing.T) []string {
+	t.Helper()
+	var nodes corev1.NodeList
+	if err := k8s.List(context.Background(), &nodes); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && !n.Spec.Unschedulable {
+				out = append(out, n.Name)
+			}
+		}
+	}
+	if len(out) < 2 {
+		t.Fatalf("%d ready nodes; the e2e cluster must have at least 2", len(out))
+	}
+	return out
+}
+
+func waitForStage(t *testing.T, tr *v1alpha1.Transform, stage v1alpha1.Stage) *v1alpha1.Transform {
+	t.Helper()
+	var got v1alpha1.Transform
+	eventually(t, fmt.Sprintf("Transform %s to be %s", tr.Name, stage), func(ctx context.Context) (bool, error) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
+			return false, err
+		}
+		if got.Status.Stage == v1alpha1.StageAborted && stage != v1alpha1.StageAborted {
+			return false, fmt.Errorf("aborted: %s", got.Status.Reason)
+		}
+		return got.Status.Stage == stage, nil
+	})
+	return &got
+}
+
+func transformPods(ctx context.Context, tr *v1alpha1.Transform) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := k8s.List(ctx, &pods, client.InNamespace(tr.Namespace), client.MatchingLabels{transform.LabelName: tr.Name})
+	return pods.Items, err
+}
+
+func TestTransformOneReadyPodPerNodeForEachCommunication(t *testing.T) {
+	nodes := readyNodes(t)
+	for _, comm := range []v1alpha1.Communication{v1alpha1.CommHPush, v1alpha1.CommHPull, v1alpha1.CommWS} {
+		t.Run(string(comm), func(t *testing.T) {
+			ns := namespace(t)
+			tr := builders.Transform("echo-"+string(comm)).Namespace(ns).Runtime(echoImage).Comm(comm).Obj()
+			create(t, tr)
+			got := waitForStage(t, tr, v1alpha1.StageRunning)
+			if want := fmt.Sprintf("%d/%d", len(nodes), len(nodes)); got.Status.NodesReady != want {
+				t.Errorf("nodes ready %s; want %s", got.Status.NodesReady, want)
+			}
+			pods, err := transformPods(context.Background(), tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			on := map[string]bool{}
+			for _, p := range pods {
+				on[p.Spec.NodeName] = true
+			}
+			for _, n := range nodes {
+				if !on[n] {
+					t.Errorf("no transformer pod runs on node %s (pods on %v)", n, on)
+				}
+			}
+			for _, n := range got.Status.Nodes {
+				if !n.Ready || n.IP == "" || n.Port != 8000 {
+					t.Errorf("node status %+v; want ready with the pod's IP and port 8000", n)
+				}
+			}
+		})
+	}
+}
+
+// dyingTransformer exits at once: the rendezvous workload without its DMLC environment exits 2.
+func dyingTransformer(ns, name string) *v1alpha1.Transform {
+	return builders.Transform(name).Namespace(ns).Runtime(builders.DefaultImage).Obj()
+}
+
+func TestTransformAbortsWhenItsTransformerDies(t *testing.T) {
+	ns := namespace(t)
+	tr := dyingTransformer(ns, "dies")
+	create(t, tr)
+	got := waitForStage(t, tr, v1alpha1.StageAborted)
+	if !strings.Contains(got.Status.Reason, "transformer container exited with code 2") {
+		t.Errorf("reason %q does not say the transformer exited", got.Status.Reason)
+	}
+	eventually(t, "the aborted Transform's pods deleted", func(ctx context.Context) (bool, error) {
+		pods, err := transformPods(ctx, tr)
+		return len(pods) == 0, err
+	})
+}
+
+func TestTransformRestartReplacesItsTransformer(t *testing.T) {
+	ns := namespace(t)
+	tr := dyingTransformer(ns, "phoenix")
+	tr.Spec.FailurePolicy = v1alpha1.FailureRestart
+	create(t, tr)
+	eventually(t, "a transformer replaced after failing", func(ctx context.Context) (bool, error) {
+		var got v1alpha1.Transform
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
+			return false, err
+		}
+		if got.Status.Stage == v1alpha1.StageAborted {
+			return false, fmt.Errorf("aborted under failurePolicy Restart: %s", got.Status.Reason)
+		}
+		for _, n := range got.Status.Nodes {
+			if n.Restarts >= 1 {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+func TestTransformStopStartAndDelete(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	tr := builders.Transform("cycle").Namespace(ns).Runtime(echoImage).Obj()
+	create(t, tr)
+	waitForStage(t, tr, v1alpha1.StageRunning)
+	setStopped := func(v bool) {
+		var cur v1alpha1.Transform
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &cur); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(cur.DeepCopy())
+		cur.Spec.Stopped = v
+		if err := k8s.Patch(ctx, &cur, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setStopped(true)
+	waitForStage(t, tr, v1alpha1.StageStopped)
+	eventually(t, "pods deleted on stop", func(ctx context.Context) (bool, error) {
+		pods, err := transformPods(ctx, tr)
+		return len(pods) == 0, err
+	})
+	setStopped(false)
+	waitForStage(t, tr, v1alpha1.StageRunning)
+	if err := k8s.Delete(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every transformer pod gone with the Transform", func(ctx context.Context) (bool, error) {
+		pods, err := transformPods(ctx, tr)
+		return len(pods) == 0, err
+	})
+}
