@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/controller/internal/record"
 	"github.com/mlkube/mlkube/controller/internal/slowstart"
 )
 
@@ -191,13 +192,6 @@ func (r *Reconciler) recordTransitions(old, job *v1beta1.MxJob) {
 	}
 }
 
-func (r *Reconciler) event(job *v1beta1.MxJob, warning bool, reason, message string) {
-	if r.Recorder == nil {
-		return
-	}
-	typ := corev1.EventTypeNormal
-	if warning {
-		typ = corev1.EventTypeWarning
-	}
-	r.Recorder.Eventf(job, nil, typ, reason, "Reconcile", "%s", message)
+func (r *Reconciler) event(obj *v1beta1.MxJob, warning bool, reason, message string) {
+	record.Event(r.Recorder, obj, warning, reason, message)
 }

@@ -59,7 +59,9 @@ func exited(code int32, ago time.Duration) func(*corev1.Pod) {
 }
 
 func TestComputePlan(t *testing.T) {
-	echo := func() *v1alpha1.Transform { return defaulted(builders.Transform("echo").Runtime("mlkube/transformer-echo:dev")) }
+	echo := func() *v1alpha1.Transform {
+		return defaulted(builders.Transform("echo").Runtime("mlkube/transformer-echo:dev"))
+	}
 	restart := func() *v1alpha1.Transform {
 		tr := echo()
 		tr.Spec.FailurePolicy = v1alpha1.FailureRestart

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/internal/record"
 	"github.com/mlkube/mlkube/controller/internal/slowstart"
 )
 
@@ -124,13 +125,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: p.requeueAfter}, errors.Join(errs...)
 }
 
-func (r *Reconciler) event(t *v1alpha1.Transform, warning bool, reason, message string) {
-	if r.Recorder == nil {
-		return
-	}
-	typ := corev1.EventTypeNormal
-	if warning {
-		typ = corev1.EventTypeWarning
-	}
-	r.Recorder.Eventf(t, nil, typ, reason, "Reconcile", "%s", message)
+func (r *Reconciler) event(obj *v1alpha1.Transform, warning bool, reason, message string) {
+	record.Event(r.Recorder, obj, warning, reason, message)
 }

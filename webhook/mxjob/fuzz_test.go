@@ -1,10 +1,9 @@
 package mxjob
 
 import (
-	"encoding/json"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/internal/builders"
@@ -60,38 +59,13 @@ func FuzzMxJobAdmission(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		job := generateJob(data)
-
-		errsBefore := ValidateCreate(job)
 		_ = Warnings(job)
-
-		once := job.DeepCopy()
-		Default(once)
-		twice := once.DeepCopy()
-		Default(twice)
-		if !equality.Semantic.DeepEqual(once, twice) {
-			t.Fatalf("defaulting twice differs from defaulting once:\nonce:  %+v\ntwice: %+v", once.Spec, twice.Spec)
-		}
-		if len(errsBefore) == 0 {
-			if errs := ValidateCreate(once); len(errs) != 0 {
-				t.Fatalf("a valid job became invalid by defaulting: %v", errs)
-			}
-		}
-		if errs := validateImmutable(&job.Spec, &once.Spec); len(errs) != 0 {
-			t.Fatalf("defaulting counted as an immutable change: %v", errs)
-		}
-
-		raw, err := json.Marshal(once)
-		if err != nil {
-			t.Fatalf("marshal: %v", err)
-		}
-		stored := &v1beta1.MxJob{}
-		if err := json.Unmarshal(raw, stored); err != nil {
-			t.Fatalf("unmarshal: %v", err)
-		}
-		Default(stored)
-		if !equality.Semantic.DeepEqual(once.Spec, stored.Spec) {
-			t.Fatalf("defaults did not survive a JSON round trip:\nbefore: %+v\nafter:  %+v", once.Spec, stored.Spec)
-		}
-		_ = ValidateUpdate(job, once)
+		webhooktest.CheckProperties(t, job, webhooktest.Rules[*v1beta1.MxJob]{
+			New:      func() *v1beta1.MxJob { return &v1beta1.MxJob{} },
+			DeepCopy: func(o *v1beta1.MxJob) *v1beta1.MxJob { return o.DeepCopy() },
+			Default:  Default, Create: ValidateCreate, Update: ValidateUpdate,
+			Spec:      func(o *v1beta1.MxJob) any { return o.Spec },
+			Immutable: func(old, obj *v1beta1.MxJob) field.ErrorList { return validateImmutable(&old.Spec, &obj.Spec) },
+		})
 	})
 }

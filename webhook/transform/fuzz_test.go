@@ -1,11 +1,10 @@
 package transform
 
 import (
-	"encoding/json"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/builders"
@@ -60,37 +59,12 @@ func FuzzTransformAdmission(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := generateTransform(data)
-
-		errsBefore := ValidateCreate(tr)
-
-		once := tr.DeepCopy()
-		Default(once)
-		twice := once.DeepCopy()
-		Default(twice)
-		if !equality.Semantic.DeepEqual(once, twice) {
-			t.Fatalf("defaulting twice differs from defaulting once:\nonce:  %+v\ntwice: %+v", once.Spec, twice.Spec)
-		}
-		if len(errsBefore) == 0 {
-			if errs := ValidateCreate(once); len(errs) != 0 {
-				t.Fatalf("a valid Transform became invalid by defaulting: %v", errs)
-			}
-		}
-		if errs := validateImmutable(&tr.Spec, &once.Spec); len(errs) != 0 {
-			t.Fatalf("defaulting counted as an immutable change: %v", errs)
-		}
-
-		raw, err := json.Marshal(once)
-		if err != nil {
-			t.Fatalf("marshal: %v", err)
-		}
-		stored := &v1alpha1.Transform{}
-		if err := json.Unmarshal(raw, stored); err != nil {
-			t.Fatalf("unmarshal: %v", err)
-		}
-		Default(stored)
-		if !equality.Semantic.DeepEqual(once.Spec, stored.Spec) {
-			t.Fatalf("defaults did not survive a JSON round trip:\nbefore: %+v\nafter:  %+v", once.Spec, stored.Spec)
-		}
-		_ = ValidateUpdate(tr, once)
+		webhooktest.CheckProperties(t, tr, webhooktest.Rules[*v1alpha1.Transform]{
+			New:      func() *v1alpha1.Transform { return &v1alpha1.Transform{} },
+			DeepCopy: func(o *v1alpha1.Transform) *v1alpha1.Transform { return o.DeepCopy() },
+			Default:  Default, Create: ValidateCreate, Update: ValidateUpdate,
+			Spec:      func(o *v1alpha1.Transform) any { return o.Spec },
+			Immutable: func(old, obj *v1alpha1.Transform) field.ErrorList { return validateImmutable(&old.Spec, &obj.Spec) },
+		})
 	})
 }
