@@ -60,6 +60,9 @@ type Options struct {
 	Burst int
 	// MxJobWorkers is how many MxJobs reconcile at once.
 	MxJobWorkers int
+	// AgentNamespace and AgentPort locate the node agents whose statistics fill Transform status.
+	AgentNamespace string
+	AgentPort      int
 }
 
 // DefaultOptions are the production defaults; flags override them.
@@ -81,8 +84,13 @@ func DefaultOptions() Options {
 		QPS:                   100,
 		Burst:                 200,
 		MxJobWorkers:          5,
+		AgentNamespace:        "mlkube-datapath",
+		AgentPort:             8080,
 	}
 }
+
+// agentLabels select the node agent pods (manifests/agent).
+var agentLabels = map[string]string{"app.kubernetes.io/name": "mlkube", "app.kubernetes.io/component": "node-agent"}
 
 var managedBy = klabels.SelectorFromSet(klabels.Set{labels.ManagedBy: labels.ManagedByValue})
 
@@ -157,7 +165,11 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&mxjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller")}).SetupWithManager(mgr, opts.MxJobWorkers); err != nil {
 		return nil, fmt.Errorf("setting up the MxJob controller: %w", err)
 	}
-	if err := (&transform.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller")}).SetupWithManager(mgr); err != nil {
+	if err := (&transform.Reconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller"),
+		// The agents' pods are not the manager's to cache; a list per collection is cheap.
+		Stats: transform.NewCollector(mgr.GetAPIReader(), opts.AgentNamespace, agentLabels, opts.AgentPort),
+	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Transform controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

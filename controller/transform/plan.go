@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
 )
 
 // Replacement backoff under failurePolicy Restart, counted from the failure.
@@ -24,7 +25,7 @@ const (
 // ConditionReady is True while every eligible node's transformer is ready.
 const ConditionReady = "Ready"
 
-type event struct {
+type notice struct {
 	warning         bool
 	reason, message string
 }
@@ -34,7 +35,7 @@ type plan struct {
 	status       v1alpha1.TransformStatus
 	createOn     []string // nodes
 	deletePods   []*corev1.Pod
-	events       []event
+	events       []notice
 	requeueAfter time.Duration
 }
 
@@ -66,7 +67,7 @@ func tolerates(tolerations []corev1.Toleration, taints []corev1.Taint) bool {
 
 // computePlan decides one reconcile from the Transform, the cluster's nodes, its pods and the
 // time: a pure function, where every lifecycle rule lives.
-func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, now time.Time) plan {
+func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, reports map[string]stats.Report, now time.Time) plan {
 	p := plan{status: *t.Status.DeepCopy()}
 	st := &p.status
 	prevNodes := map[string]v1alpha1.NodeStatus{}
@@ -104,7 +105,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	for node, pod := range podOn {
 		if !slices.Contains(eligible, node) && pod.DeletionTimestamp == nil {
 			p.deletePods = append(p.deletePods, pod)
-			p.events = append(p.events, event{reason: "NodeLeft", message: fmt.Sprintf("node %s left; deleting transformer pod %s", node, pod.Name)})
+			p.events = append(p.events, notice{reason: "NodeLeft", message: fmt.Sprintf("node %s left; deleting transformer pod %s", node, pod.Name)})
 		}
 	}
 	var failures []string
@@ -115,7 +116,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		pod := podOn[node]
 		if pod == nil {
 			if _, known := prevNodes[node]; !known && st.Stage == v1alpha1.StageRunning {
-				p.events = append(p.events, event{reason: "NodeJoined", message: fmt.Sprintf("node %s joined; starting a transformer there", node)})
+				p.events = append(p.events, notice{reason: "NodeJoined", message: fmt.Sprintf("node %s joined; starting a transformer there", node)})
 			}
 			p.createOn = append(p.createOn, node)
 			statuses = append(statuses, ns)
@@ -129,7 +130,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		if why := podFailure(pod, t.Spec.InitTimeout, now); why != "" && pod.DeletionTimestamp == nil {
 			msg := fmt.Sprintf("node %s: %s", node, why)
 			failures = append(failures, msg)
-			p.events = append(p.events, event{warning: true, reason: "TransformerFailed", message: msg})
+			p.events = append(p.events, notice{warning: true, reason: "TransformerFailed", message: msg})
 			if t.Spec.FailurePolicy == v1alpha1.FailureRestart {
 				restartAfterBackoff(pod, &ns, &p, now)
 			}
@@ -140,13 +141,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	}
 	st.Nodes = statuses
 	st.NodesReady = fmt.Sprintf("%d/%d", ready, len(eligible))
-	st.Totals = v1alpha1.Counters{}
-	for _, n := range statuses {
-		st.Totals.Objects += n.Objects
-		st.Totals.BytesIn += n.BytesIn
-		st.Totals.BytesOut += n.BytesOut
-		st.Totals.Errors += n.Errors
-	}
+	applyStats(st, stats.Key(t.Namespace, t.Name), reports)
 
 	switch {
 	case len(failures) > 0 && t.Spec.FailurePolicy != v1alpha1.FailureRestart:

@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
 	"github.com/mlkube/mlkube/controller/internal/record"
 	"github.com/mlkube/mlkube/controller/internal/slowstart"
 )
@@ -31,6 +33,8 @@ type Reconciler struct {
 	client.Client
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
+	// Stats, when set, supplies the node agents' latest statistics.
+	Stats *Collector
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -41,12 +45,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Transform{}).
 		Owns(&corev1.Pod{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allTransforms)).
-		Named("transform").
-		Complete(r)
+		Named("transform")
+	if r.Stats != nil {
+		if err := mgr.Add(r.Stats); err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(source.Channel(r.Stats.Changes(), &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
 }
 
 func (r *Reconciler) allTransforms(ctx context.Context, _ client.Object) []reconcile.Request {
@@ -84,7 +94,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			owned = append(owned, p)
 		}
 	}
-	p := computePlan(&t, nodes.Items, owned, r.Clock.Now())
+	var reports map[string]stats.Report
+	if r.Stats != nil {
+		reports = r.Stats.Latest()
+	}
+	p := computePlan(&t, nodes.Items, owned, reports, r.Clock.Now())
 
 	var errs []error
 	_, err := slowstart.Do(p.createOn, func(node string) error {
