@@ -41,7 +41,11 @@ func (b Builder) Build(ctx context.Context, s Spec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", s.Ref, err)
 	}
-	img, err := imageOf(bin)
+	base, err := s.baseLayers(ctx, b.Root)
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", s.Ref, err)
+	}
+	img, err := imageOf(bin, base...)
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", s.Ref, err)
 	}
@@ -61,13 +65,14 @@ func TarballName(ref string) string {
 	return strings.NewReplacer("/", "_", ":", "_").Replace(ref) + ".tar"
 }
 
-// imageOf puts the binary at /<base name> on an empty base and makes it the entrypoint.
-func imageOf(bin string) (v1.Image, error) {
+// imageOf puts the binary at /<base name> on the base layers (or an empty base) and makes it the
+// entrypoint.
+func imageOf(bin string, base ...v1.Layer) (v1.Image, error) {
 	layer, err := binaryLayer(bin)
 	if err != nil {
 		return nil, err
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	img, err := mutate.AppendLayers(empty.Image, append(base, layer)...)
 	if err != nil {
 		return nil, err
 	}
@@ -80,5 +85,8 @@ func imageOf(bin string) (v1.Image, error) {
 	cf.OS, cf.Architecture = "linux", runtime.GOARCH
 	cf.Config.Entrypoint = []string{"/" + filepath.Base(bin)}
 	cf.Config.Env = []string{"PATH=/"}
+	if len(base) > 0 {
+		cf.Config.Env = []string{"PATH=/:/usr/local/bin:/usr/bin:/bin"}
+	}
 	return mutate.ConfigFile(img, cf)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,6 +113,7 @@ func TestBuildErrors(t *testing.T) {
 		"package not found":   {Ref: "mlkube/x:dev", Package: "./e2e/images/nonexistent"},
 		"binary not found":    {Ref: "mlkube/x:dev", Binary: "/nonexistent/bin"},
 		"script fails to run": {Ref: "mlkube/x:dev", Script: "hack/nonexistent.sh"},
+		"base layer fails":    {Ref: "mlkube/x:dev", Package: "./e2e/images/pause", BaseLayerScript: "hack/nonexistent.sh"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := Builder{Root: moduleRoot(t), OutDir: t.TempDir()}
@@ -148,5 +150,101 @@ func TestTableIsBuildable(t *testing.T) {
 			t.Errorf("%s: tarball name clashes with another entry", s.Ref)
 		}
 		seen[TarballName(s.Ref)] = true
+	}
+}
+
+// TestBuildWithBaseLayer: the layer a BaseLayerScript names goes below the binary, and PATH reaches
+// its programs.
+func TestBuildWithBaseLayer(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(root, "tool")
+	if err := os.WriteFile(bin, []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nset -e\nmkdir -p base/usr/bin\necho hi > base/usr/bin/hello\n" +
+		"tar -C base -cf base.tar usr\necho building >&2\necho \"$PWD/base.tar\"\n"
+	if err := os.WriteFile(filepath.Join(root, "base.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := Builder{Root: root, OutDir: t.TempDir()}
+	path, err := b.Build(context.Background(), Spec{Ref: "mlkube/tool:1", Binary: bin, BaseLayerScript: "base.sh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := name.NewTag("mlkube/tool:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := tarball.ImageFromPath(path, &tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if layers, err := img.Layers(); err != nil || len(layers) != 2 {
+		t.Errorf("layers = %d, %v; want the base and the binary", len(layers), err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"PATH=/:/usr/local/bin:/usr/bin:/bin"}, cf.Config.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	files := map[string]bool{}
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = true
+	}
+	if !files["usr/bin/hello"] || !files["tool"] {
+		t.Errorf("image files %v: want usr/bin/hello and tool", files)
+	}
+
+	dir := t.TempDir()
+	if _, err := Unpack(path, "mlkube/tool:1", dir); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "usr/bin/hello")); err != nil || string(b) != "hi\n" {
+		t.Errorf("unpacked usr/bin/hello = %q, %v", b, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "tool")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("unpacked tool: %v, %v; want mode 0755", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "tmp")); err != nil || fi.Mode()&os.ModeSticky == 0 {
+		t.Errorf("unpacked tmp: %v, %v; want a sticky directory", fi, err)
+	}
+}
+
+// TestUnpackStaysInside: an absolute symlink in an image is not followed out of the directory
+// when a later entry writes the same name.
+func TestUnpackStaysInside(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(outside, []byte("safe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	entries := []tar.Header{
+		{Name: "link", Typeflag: tar.TypeSymlink, Linkname: outside},
+		{Name: "link", Typeflag: tar.TypeReg, Mode: 0o644, Size: 4},
+	}
+	for _, h := range entries {
+		if err := unpackEntry(root, &h, strings.NewReader("evil")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "safe" {
+		t.Errorf("file outside the directory was overwritten: %q", b)
 	}
 }

@@ -9,11 +9,14 @@ import (
 	"path"
 	"path/filepath"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
 	"github.com/mlkube/mlkube/e2e/internal/repo"
 )
 
 // Spec says how to make one image: a static binary, from exactly one of Package, Binary and
-// Script, becomes the image's only file and its entrypoint.
+// Script, becomes the image's entrypoint and, without a BaseLayerScript, its only file.
 type Spec struct {
 	// Ref is the image reference pods use, e.g. "mlkube/manager:dev".
 	Ref string
@@ -26,6 +29,27 @@ type Spec struct {
 	Script string
 	// Env is added to the Script's environment (e.g. the version to build).
 	Env []string
+	// BaseLayerScript, if set, is a program, relative to the module root, that prints the path of
+	// an uncompressed layer tarball on its last line of output; the layer goes below the binary's
+	// (hack/python-runtime-image.sh collects Debian's python3.11 this way), and PATH then also
+	// holds /usr/local/bin, /usr/bin and /bin.
+	BaseLayerScript string
+}
+
+// baseLayers returns s's base layers: none, or the one BaseLayerScript makes.
+func (s Spec) baseLayers(ctx context.Context, root string) ([]v1.Layer, error) {
+	if s.BaseLayerScript == "" {
+		return nil, nil
+	}
+	path, err := repo.Script(ctx, root, s.BaseLayerScript)
+	if err != nil {
+		return nil, err
+	}
+	layer, err := tarball.LayerFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("base layer %s: %w", path, err)
+	}
+	return []v1.Layer{layer}, nil
 }
 
 // sources counts the sources s names; a buildable spec names one.

@@ -31,7 +31,21 @@ var (
 	TransformerGzip = Spec{Ref: "mlkube/transformer-gzip:dev", Package: "./cmd/transformers/gzip"}
 )
 
+// The `io` transformer shim and the `code` runtimes (controller/ioshim, controller/runtime/python).
+var (
+	// IOShim is copied into `io` transformer pods by their init container.
+	IOShim = Spec{Ref: "mlkube/io-shim:dev", Package: "./cmd/io-shim"}
+	// RuntimePython311 is the runtime on Debian's python3.11, which hack/python-runtime-image.sh
+	// collects (installing the packages with apt-get on first use) and caches.
+	RuntimePython311 = Spec{
+		Ref:             "mlkube/runtime-python3.11:dev",
+		Package:         "./cmd/runtime-python",
+		BaseLayerScript: "hack/python-runtime-image.sh",
+	}
+)
+
 // All lists every image `make images` builds.
 func All() []Spec {
-	return []Spec{Manager, Pause, CoreDNS, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip}
+	return []Spec{Manager, Pause, CoreDNS, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
+		IOShim, RuntimePython311}
 }

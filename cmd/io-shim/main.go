@@ -1,0 +1,14 @@
+// Command io-shim serves an `io` transformer: a command that reads one object
+// on stdin and writes the result to stdout (see package controller/ioshim).
+//
+//	io-shim install /mlkube/bin/io-shim       # init container: copy itself
+//	io-shim [--concurrency N] -- cmd args...  # serve cmd on $PORT (8000)
+package main
+
+import (
+	"os"
+
+	"github.com/mlkube/mlkube/controller/ioshim"
+)
+
+func main() { os.Exit(ioshim.Main(os.Args[1:], os.Stderr)) }

@@ -1,0 +1,14 @@
+// Command runtime-python is the entrypoint of the Python `code` runtime image
+// (mlkube/runtime-python3.11:dev): it serves the function defined by
+// $MLKUBE_CODE_SOURCE on $PORT (see package controller/runtime/python).
+//
+//	runtime-python [--workers N] [--python python3]
+package main
+
+import (
+	"os"
+
+	"github.com/mlkube/mlkube/controller/runtime/python"
+)
+
+func main() { os.Exit(python.Main(os.Args[1:], os.Stderr)) }

@@ -1,0 +1,16 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/mlkube/mlkube/controller/runtime/python"
+	"github.com/mlkube/mlkube/e2e/images"
+)
+
+// TestImageRef: the image the controller renders for python3.11 is the one `make images` builds.
+func TestImageRef(t *testing.T) {
+	if img, err := python.ImageFor("python3.11"); err != nil || img != images.RuntimePython311.Ref {
+		t.Errorf("python.ImageFor(python3.11) = %q, %v; images.RuntimePython311.Ref = %q",
+			img, err, images.RuntimePython311.Ref)
+	}
+}

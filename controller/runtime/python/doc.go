@@ -1,0 +1,62 @@
+// Package python is the runtime of the Transform `code` form for Python: a
+// transformer (on the SDK, so every mechanism of the wire contract) that
+// passes each object to the user's function transform(data: bytes) -> bytes,
+// run by a small pool of long-running Python worker processes.
+//
+// The controller renders the code form into a pod of the runtime's image
+// (ImageFor) and passes the code in the environment (EnvSource, EnvFunction,
+// EnvDependencies, EnvChunkSize). At start the runtime installs the
+// dependencies, if any, with pip into a private directory on the workers'
+// sys.path, starts the workers and fails (non-zero exit, with a message
+// naming the variable at fault) when the source does not compile, fails to
+// load, or lacks the function.
+//
+// Semantics of one object:
+//
+//   - chunk size 0: the function is called once with the whole object (an
+//     empty object too) and its return value is the result;
+//   - chunk size n > 0: the object is cut into consecutive pieces of n bytes
+//     (the last one shorter), the function is called on each in order, by the
+//     same worker, and the results are concatenated; an empty object is one
+//     call with b"". The result streams: a chunk's result is sent while the
+//     next chunk is read, so memory stays near n per object; a failure in a
+//     later chunk aborts the answer (the SDK never passes a truncated result
+//     off as good).
+//   - the function's arguments are the bytes only: the object's name and the
+//     request's args are not passed.
+//   - a Python exception fails that object only, with the exception's type,
+//     message and the end of its traceback as the error (HTTP 500, ws error
+//     message); the worker goes on. A worker that dies (a crash, os._exit) or
+//     is killed (the object's context ended: client gone, object timeout —
+//     the only way to stop a function that loops) is restarted for the next
+//     object.
+//
+// print() in user code goes to the container log (stderr): stdout carries the
+// workers' framing, which is a status byte, a 4-byte big-endian length and the
+// bytes, both ways (worker.py). A frame holds at most 4 GiB - 1, so larger
+// objects need a chunk size.
+package python
+
+import (
+	_ "embed"
+)
+
+// workerScript is the worker's program, written to a temporary directory at
+// start: the image has no other copy.
+//
+//go:embed worker.py
+var workerScript []byte
+
+const (
+	// EnvSource is the Python source text defining the function.
+	EnvSource = "MLKUBE_CODE_SOURCE"
+	// EnvFunction is the name of the function; empty means DefaultFunction.
+	EnvFunction = "MLKUBE_CODE_FUNCTION"
+	// EnvDependencies is a pip requirements text; empty means none.
+	EnvDependencies = "MLKUBE_CODE_DEPENDENCIES"
+	// EnvChunkSize is the chunk size in bytes; empty or 0 means whole objects.
+	EnvChunkSize = "MLKUBE_CODE_CHUNK_SIZE"
+
+	// DefaultFunction is the function called when EnvFunction is empty.
+	DefaultFunction = "transform"
+)

@@ -1,0 +1,91 @@
+package images
+
+import (
+	"archive/tar"
+	"errors"
+	"io"
+	"os"
+	"path"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// Unpack writes the filesystem of the image ref, read from the tarball at path, under dir, and
+// returns the image's configuration. Tests run an image's entrypoint chrooted there, which shows
+// that the image holds all its program needs without a container engine. Ownership is not
+// restored; os.Root keeps every write inside dir, whatever the image's symlinks point at.
+func Unpack(tarPath, ref, dir string) (*v1.ConfigFile, error) {
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		return nil, err
+	}
+	img, err := tarball.ImageFromPath(tarPath, &tag)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return cf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := unpackEntry(root, h, tr); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// unpackEntry writes one entry of a flattened image filesystem. An existing file of the same name
+// is replaced, not written through: it may be a symlink.
+func unpackEntry(root *os.Root, h *tar.Header, body io.Reader) error {
+	name := path.Clean(h.Name)
+	if name == "." {
+		return nil
+	}
+	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+		return err
+	}
+	mode := os.FileMode(h.Mode).Perm()
+	if h.Mode&0o1000 != 0 {
+		mode |= os.ModeSticky
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if err := root.MkdirAll(name, 0o755); err != nil {
+			return err
+		}
+		return root.Chmod(name, mode)
+	case tar.TypeReg:
+		root.Remove(name)
+		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, body)
+		return errors.Join(err, f.Chmod(mode), f.Close())
+	case tar.TypeSymlink:
+		root.Remove(name)
+		return root.Symlink(h.Linkname, name)
+	case tar.TypeLink:
+		root.Remove(name)
+		return root.Link(path.Clean(h.Linkname), name)
+	}
+	return nil
+}
