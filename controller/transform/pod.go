@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/ioshim"
 	"github.com/mlkube/mlkube/controller/labels"
+	"github.com/mlkube/mlkube/controller/runtime/python"
 )
 
 // Labels of transformer pods, after AIStore's ETL pod labels.
@@ -29,12 +31,8 @@ const (
 	DataRoot = "/var/lib/mlkube/data"
 )
 
-// Images the controller injects, and the runtime images of the code form.
+// The environment the controller gives transformers.
 const (
-	IOShimImage        = "mlkube/io-shim:dev"
-	ioShimDir          = "/mlkube/bin"
-	ioShimPath         = ioShimDir + "/io-shim"
-	runtimeImageFmt    = "mlkube/runtime-%s:dev"
 	envPort            = "PORT"
 	envNode            = "MLKUBE_NODE"
 	envFQNRoot         = "MLKUBE_FQN_ROOT"
@@ -43,7 +41,6 @@ const (
 	envCodeDeps        = "MLKUBE_CODE_DEPENDENCIES"
 	envCodeChunkSize   = "MLKUBE_CODE_CHUNK_SIZE"
 	ioShimInitName     = "io-shim-install"
-	ioShimVolumeName   = "mlkube-bin"
 	dataRootVolumeName = "mlkube-data"
 )
 
@@ -137,7 +134,9 @@ func basePodSpec(t *v1alpha1.Transform) *corev1.PodSpec {
 		c.Env = append(c.Env, rt.Env...)
 	case t.Spec.Code != nil:
 		code := t.Spec.Code
-		c.Image = fmt.Sprintf(runtimeImageFmt, code.Runtime)
+		// The webhook admits only supported runtimes; should one slip through, the empty image
+		// fails the pod's creation with a message naming the field.
+		c.Image, _ = python.ImageFor(code.Runtime)
 		c.Env = append(c.Env,
 			corev1.EnvVar{Name: envCodeSource, Value: code.Source},
 			corev1.EnvVar{Name: envCodeFunction, Value: code.Function},
@@ -150,15 +149,15 @@ func basePodSpec(t *v1alpha1.Transform) *corev1.PodSpec {
 // wrapWithIOShim injects the io shim: an init container copies it into a shared volume, and the
 // transformer's command runs under it, once per object.
 func wrapWithIOShim(spec *corev1.PodSpec) {
-	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: ioShimVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-	mount := corev1.VolumeMount{Name: ioShimVolumeName, MountPath: ioShimDir}
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: ioshim.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	mount := corev1.VolumeMount{Name: ioshim.VolumeName, MountPath: ioshim.MountPath}
 	spec.InitContainers = append(spec.InitContainers, corev1.Container{
-		Name: ioShimInitName, Image: IOShimImage, ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:      []string{"/io-shim", "install", ioShimPath},
+		Name: ioShimInitName, Image: ioshim.Image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:      ioshim.InstallCommand(),
 		VolumeMounts: []corev1.VolumeMount{mount},
 	})
 	c := &spec.Containers[0]
-	c.Command = append(append([]string{ioShimPath, "--"}, c.Command...), c.Args...)
+	c.Command = ioshim.Command(append(c.Command, c.Args...)...)
 	c.Args = nil
 	c.VolumeMounts = append(c.VolumeMounts, mount)
 }

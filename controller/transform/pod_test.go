@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/runtime/python"
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
@@ -54,7 +55,7 @@ func TestBuildPodForms(t *testing.T) {
 	io := defaulted(builders.Transform("io").Runtime("busybox", "md5sum").Comm(v1alpha1.CommIO))
 	io.Spec.Runtime.Args = []string{"-b"}
 	spec := buildPod(io, "node-1").Spec
-	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Image != IOShimImage {
+	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Image != "mlkube/io-shim:dev" {
 		t.Fatalf("io form lacks the shim's init container: %+v", spec.InitContainers)
 	}
 	if got := spec.Containers[0].Command; !slices.Equal(got, []string{"/mlkube/bin/io-shim", "--", "md5sum", "-b"}) {
@@ -79,5 +80,15 @@ func TestBuildPodFromTemplateKeepsItsOwnSettings(t *testing.T) {
 	}
 	if env(pod.Spec.Containers[0])["PORT"] != "9000" {
 		t.Error("PORT does not follow the template's default port")
+	}
+}
+
+// TestEveryAdmittedRuntimeHasAnImage keeps the webhook's list of code runtimes and the runtime
+// images in step.
+func TestEveryAdmittedRuntimeHasAnImage(t *testing.T) {
+	for _, rt := range v1alpha1.CodeRuntimes {
+		if img, err := python.ImageFor(rt); err != nil || img == "" {
+			t.Errorf("runtime %s is admitted but has no image: %v", rt, err)
+		}
 	}
 }
