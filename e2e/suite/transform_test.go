@@ -57,12 +57,21 @@ func transformPods(ctx context.Context, tr *v1alpha1.Transform) ([]corev1.Pod, e
 	return pods.Items, err
 }
 
+// pythonImage has Debian's python3.11: its interpreter serves as an io command.
+const pythonImage = "mlkube/runtime-python3.11:dev"
+
+// ioMD5 reads an object on stdin and writes its md5, the io contract.
+var ioMD5 = []string{"python3", "-c", "import sys, hashlib; sys.stdout.write(hashlib.md5(sys.stdin.buffer.read()).hexdigest())"}
+
 func TestTransformOneReadyPodPerNodeForEachCommunication(t *testing.T) {
 	nodes := readyNodes(t)
-	for _, comm := range []v1alpha1.Communication{v1alpha1.CommHPush, v1alpha1.CommHPull, v1alpha1.CommWS} {
+	for _, comm := range v1alpha1.Communications {
 		t.Run(string(comm), func(t *testing.T) {
 			ns := namespace(t)
-			tr := builders.Transform("echo-"+string(comm)).Namespace(ns).Runtime(echoImage).Comm(comm).Obj()
+			tr := builders.Transform("echo-" + string(comm)).Namespace(ns).Runtime(echoImage).Comm(comm).Obj()
+			if comm == v1alpha1.CommIO {
+				tr = builders.Transform("md5-io").Namespace(ns).Runtime(pythonImage, ioMD5...).Comm(comm).Obj()
+			}
 			create(t, tr)
 			got := waitForStage(t, tr, v1alpha1.StageRunning)
 			if want := fmt.Sprintf("%d/%d", len(nodes), len(nodes)); got.Status.NodesReady != want {
@@ -163,4 +172,15 @@ func TestTransformStopStartAndDelete(t *testing.T) {
 		pods, err := transformPods(ctx, tr)
 		return len(pods) == 0, err
 	})
+}
+
+func TestTransformCodeFormRunsOnEveryNode(t *testing.T) {
+	nodes := readyNodes(t)
+	ns := namespace(t)
+	tr := builders.Transform("upper").Namespace(ns).Code("python3.11", "def transform(data):\n    return data.upper()\n").Obj()
+	create(t, tr)
+	got := waitForStage(t, tr, v1alpha1.StageRunning)
+	if want := fmt.Sprintf("%d/%d", len(nodes), len(nodes)); got.Status.NodesReady != want {
+		t.Errorf("nodes ready %s; want %s", got.Status.NodesReady, want)
+	}
 }
