@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"path"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +28,9 @@ const (
 	LabelComponent = "app.kubernetes.io/component"
 
 	containerName = "transformer"
-	// DataRoot is where the node's data lives on the host, and where fqn transformers see it.
+	// DataRoot holds each node's data root, DataRoot/<node>, on the host; the node agent and fqn
+	// transformers see it at the same path, so a path the agent sends means the same file. One
+	// directory per node keeps nodes apart even where they share a filesystem.
 	DataRoot = "/var/lib/mlkube/data"
 )
 
@@ -82,7 +85,7 @@ func buildPod(t *v1alpha1.Transform, node string) *corev1.Pod {
 		wrapWithIOShim(spec)
 	}
 	if t.Spec.Argument == v1alpha1.ArgFQN {
-		mountDataRoot(spec)
+		mountDataRoot(spec, node)
 	}
 	// A transformer that exits is a failure the controller handles (Abort or Restart with
 	// backoff); the kubelet must not hide it by restarting the container in place.
@@ -162,14 +165,16 @@ func wrapWithIOShim(spec *corev1.PodSpec) {
 	c.VolumeMounts = append(c.VolumeMounts, mount)
 }
 
-// mountDataRoot gives an fqn transformer the node's data root at the path the agent names.
-func mountDataRoot(spec *corev1.PodSpec) {
+// mountDataRoot gives an fqn transformer its node's data root, read-only, at the path the agent
+// names files by.
+func mountDataRoot(spec *corev1.PodSpec, node string) {
+	root := path.Join(DataRoot, node)
 	hostPathType := corev1.HostPathDirectoryOrCreate
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: dataRootVolumeName, VolumeSource: corev1.VolumeSource{
-		HostPath: &corev1.HostPathVolumeSource{Path: DataRoot, Type: &hostPathType}}})
+		HostPath: &corev1.HostPathVolumeSource{Path: root, Type: &hostPathType}}})
 	c := &spec.Containers[0]
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: DataRoot, ReadOnly: true})
-	c.Env = append(c.Env, corev1.EnvVar{Name: envFQNRoot, Value: DataRoot})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: root, ReadOnly: true})
+	c.Env = append(c.Env, corev1.EnvVar{Name: envFQNRoot, Value: root})
 }
 
 // pinTo requires the node, as AIStore pins each ETL pod to its target's node.

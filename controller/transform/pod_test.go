@@ -64,7 +64,7 @@ func TestBuildPodForms(t *testing.T) {
 
 	fqn := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
 	c = buildPod(fqn, "node-1").Spec.Containers[0]
-	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != DataRoot {
+	if root := DataRoot + "/node-1"; len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != root || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != root {
 		t.Errorf("fqn container lacks the data root: %+v", c)
 	}
 }
