@@ -1,0 +1,97 @@
+// Command node-agent is mlkube's node data path agent, run by a DaemonSet on
+// every node: it moves objects between the clients on its node and the
+// node's transformer pods (package controller/datapath/agent).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/agent"
+	"github.com/mlkube/mlkube/controller/scheme"
+)
+
+// defaultPort is the agent's port; the node-agent Service maps port 80 to it.
+const defaultPort = 8080
+
+func main() {
+	opts := agent.DefaultOptions()
+	opts.Node = os.Getenv("NODE_NAME")
+	listen := flag.String("listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
+	flag.StringVar(&opts.DataRoot, "data-root", "/var/lib/mlkube/data", "the node's data directory; objects are named relative to it")
+	flag.StringVar(&opts.AdvertiseURL, "advertise-url", advertiseURL(os.Getenv("POD_IP"), defaultPort),
+		"base URL transformers reach the agent at, for hpull (default http://$POD_IP:8080)")
+	flag.Int64Var(&opts.MaxObjectSize, "max-object-size", opts.MaxObjectSize, "largest object in bytes; negative is no limit")
+	flag.IntVar(&opts.WSConns, "ws-conns", opts.WSConns, "WebSocket connections kept per ws transformer")
+	flag.Parse()
+	if err := run(*listen, opts); err != nil {
+		slog.Error("node agent failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+func advertiseURL(podIP string, port int) string {
+	if podIP == "" {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(podIP, strconv.Itoa(port))
+}
+
+func run(listen string, opts agent.Options) error {
+	if opts.Node == "" {
+		return errors.New("NODE_NAME is not set")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	transforms, err := cache.New(ctrl.GetConfigOrDie(), cache.Options{Scheme: scheme.New()})
+	if err != nil {
+		return fmt.Errorf("transform cache: %w", err)
+	}
+	// Starts the Transform informer up front, so the first object does not
+	// wait for a list.
+	if _, err := transforms.GetInformer(ctx, &etlv1alpha1.Transform{}); err != nil {
+		return fmt.Errorf("transform informer: %w", err)
+	}
+	go transforms.Start(ctx)
+	if !transforms.WaitForCacheSync(ctx) {
+		return errors.New("transform cache did not sync")
+	}
+	opts.Resolver = agent.CacheResolver{Reader: transforms, Node: opts.Node}
+	a, err := agent.New(opts)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	srv := &http.Server{
+		Addr:              listen,
+		Handler:           a,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe() }()
+	slog.Info("node agent serving", "node", opts.Node, "listen", listen, "dataRoot", opts.DataRoot)
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	// Below the pod's termination grace period: objects in flight finish.
+	sctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}

@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
+)
+
+// Options configure an Agent.
+type Options struct {
+	// Node is the node the agent serves, reported in errors and stats.
+	Node string
+	// DataRoot is the node's data directory; objects are named relative
+	// to it, and transformers mount it at the same path.
+	DataRoot string
+	// AdvertiseURL is the agent's base URL as transformers reach it
+	// ("http://<pod IP>:<port>"), for hpull sources.
+	AdvertiseURL string
+	// MaxObjectSize bounds an object in bytes; negative is no limit.
+	MaxObjectSize int64
+	// WSConns is the number of WebSocket connections kept per ws
+	// transformer.
+	WSConns  int
+	Resolver Resolver
+	Log      *slog.Logger
+}
+
+// DefaultOptions returns the options of a standard agent; Node, DataRoot,
+// AdvertiseURL and Resolver are left to the caller.
+func DefaultOptions() Options {
+	return Options{MaxObjectSize: 5 << 30, WSConns: 4, Log: slog.Default()}
+}
+
+// Agent serves the data path API of one node.
+type Agent struct {
+	opts     Options
+	root     *dataRoot
+	resolver Resolver
+	log      *slog.Logger
+	// client fetches ?src= objects; transformers carries objects to
+	// transformers and never follows redirects.
+	client, transformers *http.Client
+	ws                   wsPools
+	inflight             inflight
+	metrics              *metrics
+	stats                recorder
+	promHandler          http.Handler
+}
+
+var _ http.Handler = (*Agent)(nil)
+
+// New returns an Agent; it fails when the data root cannot be opened.
+func New(opts Options) (*Agent, error) {
+	if opts.Resolver == nil {
+		return nil, errors.New("agent: no resolver")
+	}
+	if opts.WSConns < 1 {
+		return nil, fmt.Errorf("agent: %d ws connections per transformer", opts.WSConns)
+	}
+	root, err := openDataRoot(opts.DataRoot)
+	if err != nil {
+		return nil, err
+	}
+	opts.AdvertiseURL = strings.TrimSuffix(opts.AdvertiseURL, "/")
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	a := &Agent{
+		opts:     opts,
+		root:     root,
+		resolver: opts.Resolver,
+		log:      opts.Log,
+		client:   &http.Client{Transport: newTransport()},
+		transformers: &http.Client{
+			Transport:     newTransport(),
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		ws:      wsPools{size: opts.WSConns},
+		metrics: newMetrics(),
+		stats:   recorder{node: opts.Node},
+	}
+	a.promHandler = promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
+	return a, nil
+}
+
+// newTransport is tuned for many concurrent objects to a few node-local
+// hosts: plenty of idle connections per host, large buffers for large
+// objects, no compression (objects are opaque) and no proxy (the traffic
+// stays on the node).
+func newTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		WriteBufferSize:     bufferSize,
+		ReadBufferSize:      bufferSize,
+	}
+}
+
+// ServeHTTP routes the agent's API. It routes by prefix rather than with a
+// ServeMux, which would redirect paths with ".." segments to cleaned ones
+// instead of letting the agent refuse them.
+func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch path := r.URL.Path; {
+	case strings.HasPrefix(path, PathTransform):
+		a.serveTransform(w, r)
+	case strings.HasPrefix(path, PathStream):
+		a.serveStream(w, r)
+	case strings.HasPrefix(path, PathObjects):
+		a.serveObject(w, r)
+	case strings.HasPrefix(path, PathInflight):
+		a.inflight.serve(w, r)
+	case path == stats.Path:
+		a.stats.serve(w, r)
+	case path == PathMetrics:
+		a.promHandler.ServeHTTP(w, r)
+	case path == PathHealth:
+		io.WriteString(w, "ok")
+	default:
+		a.fail(w, transformPath{}, notFound(fmt.Errorf("no such path %s", path)))
+	}
+}
+
+// Stats returns what the agent recorded so far, as GET /v1/stats answers it.
+func (a *Agent) Stats() stats.Report { return a.stats.report() }
+
+// Close closes the connections to transformers.
+func (a *Agent) Close() {
+	a.ws.close()
+	a.transformers.CloseIdleConnections()
+	a.client.CloseIdleConnections()
+	a.root.root.Close()
+}

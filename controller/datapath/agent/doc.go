@@ -1,0 +1,23 @@
+// Package agent is the node data path agent: one per node (a DaemonSet), it
+// moves objects between clients on its node and the node's transformer pods.
+//
+// Clients call the inline API (design/etl.md, "Node data path agent"):
+//
+//	PUT /v1/transform/{namespace}/{name}/{object...}        the body is the object
+//	GET /v1/transform/{namespace}/{name}/{object...}        the object is read from the data root
+//	GET /v1/transform/{namespace}/{name}/{object...}?src=U  the object is fetched from U
+//
+// {name} may be a pipeline "a>>b>>c", applied in order on this node; ?args=
+// reaches every transformer. Failures answer JSON Error with a status that
+// says what went wrong. For ws Transforms, GET /v1/stream/{namespace}/{name}
+// upgrades to a WebSocket on which a client pipelines many objects (see
+// PathStream). The agent also serves raw objects from its data root
+// (GET /v1/objects/{object...}) and objects in flight (GET /v1/inflight/{id})
+// for hpull transformers, its statistics (GET /v1/stats, package stats),
+// Prometheus metrics (GET /metrics) and GET /healthz.
+//
+// A Resolver finds the local transformer of a Transform; the HTTP side never
+// talks to the API server, so it is tested against in-process transformers.
+// One communicator per wire mechanism (package controller/datapath/wire)
+// moves an object to a transformer and streams the result back.
+package agent

@@ -1,0 +1,177 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/transformer"
+	"github.com/mlkube/mlkube/controller/transformer/transformertest"
+)
+
+const testNode = "node-a"
+
+// fakeResolver resolves Transforms from a map, as the cache would.
+type fakeResolver struct {
+	mu      sync.Mutex
+	targets map[string]Target
+	errs    map[string]error
+}
+
+func (r *fakeResolver) Lookup(_ context.Context, namespace, name string) (Target, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := namespace + "/" + name
+	if err, ok := r.errs[key]; ok {
+		return Target{}, err
+	}
+	if t, ok := r.targets[key]; ok {
+		return t, nil
+	}
+	return Target{}, ErrUnknownTransform
+}
+
+// env is an agent on loopback with its data root, and transformers added
+// to it by name.
+type env struct {
+	t        testing.TB
+	root     string
+	agent    *Agent
+	url      string
+	client   *http.Client
+	resolver *fakeResolver
+}
+
+func newEnv(t testing.TB, configure ...func(*Options)) *env {
+	e := &env{t: t, root: t.TempDir(), resolver: &fakeResolver{targets: map[string]Target{}, errs: map[string]error{}}}
+	srv := httptest.NewUnstartedServer(nil)
+	opts := DefaultOptions()
+	opts.Node, opts.DataRoot, opts.Resolver = testNode, e.root, e.resolver
+	opts.AdvertiseURL = "http://" + srv.Listener.Addr().String()
+	for _, c := range configure {
+		c(&opts)
+	}
+	a, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = a
+	srv.Start()
+	e.agent, e.url = a, srv.URL
+	e.client = &http.Client{Transport: newTransport()}
+	t.Cleanup(func() {
+		e.client.CloseIdleConnections()
+		a.Close()
+		srv.Close()
+	})
+	return e
+}
+
+// addTransform serves fn as the Transform default/name on loopback; the
+// transformer sees the agent's data root as its fqn root, as a pod that
+// mounts it at the same path does.
+func (e *env) addTransform(name string, comm etlv1alpha1.Communication, arg etlv1alpha1.Argument, fn transformer.Func) *transformertest.Server {
+	s := transformertest.NewServer(e.t, fn, transformer.WithFQNRoot(e.root))
+	e.resolver.mu.Lock()
+	e.resolver.targets["default/"+name] = Target{
+		Namespace: "default", Name: name, Communication: comm, Argument: arg,
+		ObjectTimeout: 10 * time.Second, URL: s.URL,
+	}
+	e.resolver.mu.Unlock()
+	return s
+}
+
+func (e *env) setTimeout(name string, d time.Duration) {
+	e.resolver.mu.Lock()
+	defer e.resolver.mu.Unlock()
+	t := e.resolver.targets["default/"+name]
+	t.ObjectTimeout = d
+	e.resolver.targets["default/"+name] = t
+}
+
+// transformURL is the inline URL of object through name (a pipeline too).
+func (e *env) transformURL(name, object string, q wire.Query) string {
+	return wire.ObjectURL(e.url+PathTransform+"default/"+name, object, q)
+}
+
+// answer is what the agent (or, after a redirect, the transformer) answered.
+type answer struct {
+	status int
+	body   []byte
+}
+
+func (e *env) do(method, url string, body io.Reader) answer {
+	e.t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: reading the answer: %v", method, url, err)
+	}
+	return answer{status: resp.StatusCode, body: data}
+}
+
+func (e *env) put(name, object string, q wire.Query, data []byte) answer {
+	return e.do(http.MethodPut, e.transformURL(name, object, q), bytes.NewReader(data))
+}
+
+func (e *env) get(name, object string, q wire.Query) answer {
+	return e.do(http.MethodGet, e.transformURL(name, object, q), nil)
+}
+
+// apiError decodes a JSON error answer.
+func (a answer) apiError(t testing.TB) Error {
+	t.Helper()
+	var e Error
+	if err := json.Unmarshal(a.body, &e); err != nil {
+		t.Fatalf("answer %d %q is not a JSON error: %v", a.status, a.body, err)
+	}
+	return e
+}
+
+// Transformer functions for the tests.
+
+func echo(_ context.Context, in io.Reader, _, _ string) (io.Reader, error) { return in, nil }
+
+// tag appends "|<tag>:<args>" to the object, so a pipeline's order shows.
+func tag(name string) transformer.Func {
+	return func(_ context.Context, in io.Reader, _, args string) (io.Reader, error) {
+		return io.MultiReader(in, strings.NewReader("|"+name+":"+args)), nil
+	}
+}
+
+// fail fails every object with msg, after reading it as a real one would.
+func fail(msg string) transformer.Func {
+	return func(_ context.Context, in io.Reader, _, _ string) (io.Reader, error) {
+		io.Copy(io.Discard, in)
+		return nil, errors.New(msg)
+	}
+}
+
+// hang never answers: it reads its object, so that net/http notices a
+// client that goes away, and waits for its object's context to end.
+func hang(ctx context.Context, in io.Reader, _, _ string) (io.Reader, error) {
+	io.Copy(io.Discard, in)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// comms are the communicators every test runs through.
+var comms = []etlv1alpha1.Communication{etlv1alpha1.CommHPush, etlv1alpha1.CommHPull, etlv1alpha1.CommIO, etlv1alpha1.CommWS}

@@ -1,0 +1,226 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/wire"
+)
+
+// serveTransform answers the inline API: PUT or GET
+// /v1/transform/{namespace}/{name}/{object...}.
+func (a *Agent) serveTransform(w http.ResponseWriter, r *http.Request) {
+	p, err := parseTransformPath(r.URL.EscapedPath())
+	if err != nil {
+		a.fail(w, p, badPath(err))
+		return
+	}
+	if r.Method != http.MethodPut && r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET, PUT")
+		a.fail(w, p, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method)))
+		return
+	}
+	targets, err := a.resolve(r.Context(), p)
+	if err != nil {
+		a.fail(w, p, err)
+		return
+	}
+	q := wire.ParseQuery(r.URL.Query())
+	if r.Method == http.MethodGet && len(targets) == 1 && targets[0].Communication == etlv1alpha1.CommHPull {
+		a.redirectToTransformer(w, r, p, targets[0], q)
+		return
+	}
+	o := &objectRun{a: a, object: p.object, start: time.Now()}
+	ctx, cancel := context.WithTimeout(r.Context(), objectTimeoutOf(targets))
+	defer cancel()
+	in, body, err := a.requestInput(ctx, r, p, q, &o.exceeded)
+	if err != nil {
+		o.stages = append(o.stages, stageRun{t: targets[0]})
+	} else {
+		if body != nil {
+			// Whatever still reads the body (a transport sending it
+			// to a transformer) must stop before the handler returns.
+			defer body.Close()
+		}
+		if r.Method == http.MethodPut {
+			// The result streams back while the body still streams in.
+			// By default Go's HTTP/1 server closes the rest of the body
+			// when the answer starts, and the transformer would get a
+			// truncated object.
+			_ = http.NewResponseController(w).EnableFullDuplex()
+		}
+		o.inSize = in.size
+		err = a.transformAnswer(ctx, w, o, targets, in)
+	}
+	if err != nil {
+		err = o.classify(err)
+		o.finish(statusOf(err), messageOf(err))
+		if body != nil && r.Method == http.MethodPut && !drained(body, errorDrainLimit) {
+			// With full duplex, net/http would close the connection
+			// without saying so.
+			w.Header().Set("Connection", "close")
+		}
+		a.fail(w, p, err)
+		return
+	}
+	o.finish(0, "")
+}
+
+// errorDrainLimit is how much of an unread body a failed object reads to
+// keep the connection, as much as net/http itself discards.
+const errorDrainLimit = 256 << 10
+
+// drained reads r to its end if at most limit bytes remain, and reports
+// whether it got there.
+func drained(r io.Reader, limit int64) bool {
+	_, err := io.CopyN(io.Discard, r, limit+1)
+	return errors.Is(err, io.EOF)
+}
+
+// transformAnswer runs the pipeline and streams its result to the client.
+// An error it returns has not been answered yet; a result that fails after
+// its answer started breaks the response instead.
+func (a *Agent) transformAnswer(ctx context.Context, w http.ResponseWriter, o *objectRun, targets []Target, in input) error {
+	result, size, err := o.run(ctx, targets, in)
+	if err != nil {
+		return err
+	}
+	defer result.Close()
+	buf := getBuffer()
+	defer putBuffer(buf)
+	n, complete, err := prefetch(result, *buf)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	switch {
+	case complete:
+		h.Set("Content-Length", strconv.Itoa(n))
+	case size >= 0:
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+	}
+	if _, err := w.Write((*buf)[:n]); err != nil || complete {
+		return nil // a client that went away is not the object's failure
+	}
+	if srcErr, _ := copyStream(w, result, *buf); srcErr != nil {
+		srcErr = o.classify(srcErr)
+		o.finish(statusOf(srcErr), "result failed after its answer started: "+messageOf(srcErr))
+		a.log.Warn("result failed after its answer started; aborting the response", "object", o.object, "error", srcErr)
+		result.Close()
+		// Breaks the response, so the client sees an error rather than
+		// a short result with status 200.
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// resolve finds the Target of every stage of the pipeline.
+func (a *Agent) resolve(ctx context.Context, p transformPath) ([]Target, error) {
+	targets := make([]Target, len(p.pipeline))
+	for i, name := range p.pipeline {
+		t, err := a.resolver.Lookup(ctx, p.namespace, name)
+		if err != nil {
+			if errors.Is(err, ErrUnknownTransform) {
+				err = notFound(fmt.Errorf("transform %s/%s not found", p.namespace, name))
+			}
+			return nil, err
+		}
+		targets[i] = t
+	}
+	return targets, nil
+}
+
+// objectTimeoutOf is a pipeline's time for one object: each Transform
+// brings its own objectTimeout.
+func objectTimeoutOf(targets []Target) time.Duration {
+	var d time.Duration
+	for _, t := range targets {
+		d += t.ObjectTimeout
+	}
+	return d
+}
+
+// requestInput returns the object a request names: its body (PUT), the
+// body of ?src= or a file under the data root (GET). A streamed body comes
+// back guarded too; closing the guard ends every read of it.
+func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPath, q wire.Query, exceeded *atomic.Bool) (input, *guardedBody, error) {
+	in := input{object: p.object, args: q.Args, size: -1}
+	var body io.ReadCloser
+	switch {
+	case r.Method == http.MethodPut:
+		if a.opts.MaxObjectSize >= 0 && r.ContentLength > a.opts.MaxObjectSize {
+			return in, nil, errTooLarge
+		}
+		body, in.size = r.Body, r.ContentLength
+	case q.Src != "":
+		if err := checkSrc(q.Src); err != nil {
+			return in, nil, err
+		}
+		var err error
+		if body, in.size, err = a.fetch(ctx, q.Src); err != nil {
+			return in, nil, err
+		}
+		if a.opts.MaxObjectSize >= 0 && in.size > a.opts.MaxObjectSize {
+			body.Close()
+			return in, nil, errTooLarge
+		}
+	default:
+		f, size, err := a.root.open(p.object)
+		if err != nil {
+			return in, nil, err
+		}
+		f.Close()
+		if a.opts.MaxObjectSize >= 0 && size > a.opts.MaxObjectSize {
+			return in, nil, errTooLarge
+		}
+		in.local, in.size = true, size
+		return in, nil, nil
+	}
+	g := &guardedBody{r: limit(body, a.opts.MaxObjectSize, exceeded), c: body}
+	in.body = g
+	return in, g, nil
+}
+
+// redirectToTransformer answers an inline hpull GET: the client fetches the
+// result from the transformer, which fetches the object from the agent (or
+// the client's ?src=) or opens it on the node.
+func (a *Agent) redirectToTransformer(w http.ResponseWriter, r *http.Request, p transformPath, t Target, q wire.Query) {
+	o := &objectRun{a: a, object: p.object, start: time.Now(), stages: []stageRun{{t: t}}}
+	in := input{object: p.object, args: q.Args, src: q.Src, local: q.Src == ""}
+	var err error
+	if in.src != "" {
+		err = checkSrc(in.src)
+		// The object is already at a URL: the transformer fetches it there.
+		t.Argument = etlv1alpha1.ArgURL
+	} else {
+		var f interface{ Close() error }
+		f, o.inSize, err = a.root.open(p.object)
+		if err == nil {
+			f.Close()
+		}
+	}
+	var u string
+	if err == nil {
+		u, err = a.pullURL(t, in)
+	}
+	if err != nil {
+		o.finish(statusOf(err), messageOf(err))
+		a.fail(w, p, err)
+		return
+	}
+	o.finish(0, "")
+	http.Redirect(w, r, u, http.StatusTemporaryRedirect)
+}
+
+// fail answers err as JSON.
+func (a *Agent) fail(w http.ResponseWriter, p transformPath, err error) {
+	writeError(w, statusOf(err), Error{Error: messageOf(err), Transform: p.namespaceName(), Object: p.object, Node: a.opts.Node})
+}

@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+)
+
+// input is the object one stage of a pipeline transforms. Exactly one of
+// local, src and body says where its bytes are; src is only handed on to an
+// hpull transformer, every other path fetches it into body first.
+type input struct {
+	object, args string
+	// local: the bytes are the file object under the data root.
+	local bool
+	// src: the bytes are at this http(s) URL.
+	src string
+	// body holds the bytes; size is their length, -1 when unknown.
+	body io.Reader
+	size int64
+	// wsConns are the ws connections the object's earlier stages use.
+	wsConns *[]*wsConn
+}
+
+// limitedBody fails reads once more than limit bytes came through and
+// remembers it, so that an error surfacing anywhere downstream (a transport
+// that sent the body, a ws connection) is still answered 413.
+type limitedBody struct {
+	r        io.Reader
+	left     int64
+	exceeded *atomic.Bool
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return l.r.Read(p)
+	}
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		l.exceeded.Store(true)
+		return 0, errTooLarge
+	}
+	return n, err
+}
+
+// limit wraps r in the agent's size limit; limit < 0 is no limit.
+func limit(r io.Reader, limit int64, exceeded *atomic.Bool) io.Reader {
+	if limit < 0 {
+		return r
+	}
+	return &limitedBody{r: r, left: limit, exceeded: exceeded}
+}
+
+// checkSrc refuses a ?src= that is not an absolute http(s) URL.
+func checkSrc(src string) error {
+	u, err := url.Parse(src)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return badPath(fmt.Errorf("src %q is not an http(s) URL", src))
+	}
+	return nil
+}
+
+// fetch GETs the object at src: 404 passes on, other failures are 502.
+func (a *Agent) fetch(ctx context.Context, src string) (io.ReadCloser, int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+	if err != nil {
+		return nil, 0, badPath(err)
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("fetch src: %w", err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp.Body, resp.ContentLength, nil
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	err = fmt.Errorf("fetch src %s: %s: %s", src, resp.Status, msg)
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, 0, notFound(err)
+	}
+	return nil, 0, withStatus(http.StatusBadGateway, err)
+}
+
+// openBytes returns the bytes of in, within the size limit.
+func (a *Agent) openBytes(in input, exceeded *atomic.Bool) (io.ReadCloser, int64, error) {
+	var rc io.ReadCloser
+	size := in.size
+	switch {
+	case in.local:
+		f, n, err := a.root.open(in.object)
+		if err != nil {
+			return nil, 0, err
+		}
+		rc, size = f, n
+	default:
+		rc = io.NopCloser(in.body)
+	}
+	if a.opts.MaxObjectSize >= 0 && size > a.opts.MaxObjectSize {
+		rc.Close()
+		return nil, 0, errTooLarge
+	}
+	return readCloser{limit(rc, a.opts.MaxObjectSize, exceeded), rc}, size, nil
+}
+
+// guardedBody is a request body that can be cut off: once Close returns,
+// no Read of the body is in progress or will be. A transport may read a
+// request body after its response arrived, and net/http forbids reading a
+// server request body after the handler returned.
+type guardedBody struct {
+	mu     sync.Mutex
+	r      io.Reader
+	c      io.Closer
+	closed bool
+}
+
+var errBodyClosed = errors.New("object body closed")
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, errBodyClosed
+	}
+	return g.r.Read(p)
+}
+
+func (g *guardedBody) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	return g.c.Close()
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}

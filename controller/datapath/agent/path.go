@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Paths of the agent's API.
+const (
+	PathTransform = "/v1/transform/"
+	PathObjects   = "/v1/objects/"
+	PathMetrics   = "/metrics"
+	PathHealth    = "/healthz"
+	// PipelineSeparator separates the Transforms of a pipeline in {name}.
+	PipelineSeparator = ">>"
+)
+
+// transformPath is a parsed /v1/transform/{namespace}/{name}/{object...}.
+type transformPath struct {
+	namespace string
+	// pipeline holds the Transform names in the order they apply.
+	pipeline []string
+	object   string
+}
+
+// namespaceName is "namespace/name" with {name} as the client wrote it, for
+// error messages; "" when the path did not parse that far.
+func (p transformPath) namespaceName() string {
+	if len(p.pipeline) == 0 {
+		return ""
+	}
+	return p.namespace + "/" + strings.Join(p.pipeline, PipelineSeparator)
+}
+
+// parseTransformPath parses the escaped path of an inline request. The object
+// may contain escaped slashes; the namespace and names may not.
+func parseTransformPath(escapedPath string) (transformPath, error) {
+	rest, ok := strings.CutPrefix(escapedPath, PathTransform)
+	if !ok {
+		return transformPath{}, fmt.Errorf("path %q is not under %s", escapedPath, PathTransform)
+	}
+	ns, rest, _ := strings.Cut(rest, "/")
+	name, escObject, _ := strings.Cut(rest, "/")
+	var p transformPath
+	var err error
+	if p.namespace, err = url.PathUnescape(ns); err != nil || p.namespace == "" {
+		return transformPath{}, fmt.Errorf("path %q: bad namespace", escapedPath)
+	}
+	if name, err = url.PathUnescape(name); err != nil || name == "" {
+		return transformPath{}, fmt.Errorf("path %q: bad transform name", escapedPath)
+	}
+	p.pipeline = strings.Split(name, PipelineSeparator)
+	for _, n := range p.pipeline {
+		if n == "" {
+			return transformPath{}, fmt.Errorf("pipeline %q has an empty stage", name)
+		}
+	}
+	if p.object, err = parseObject(escObject); err != nil {
+		return transformPath{}, err
+	}
+	return p, nil
+}
+
+// parseObject unescapes an object name and checks it is a path that stays
+// under the data root.
+func parseObject(escaped string) (string, error) {
+	object, err := url.PathUnescape(escaped)
+	if err != nil {
+		return "", fmt.Errorf("object %q: %w", escaped, err)
+	}
+	return object, checkObject(object)
+}
+
+// checkObject refuses object names that could leave the data root: empty,
+// absolute, or with any ".." segment (even one that cleans away), and names
+// with NUL bytes, which no file system accepts. Symlinks are caught when the
+// object is opened (see dataRoot).
+func checkObject(object string) error {
+	switch {
+	case object == "":
+		return errors.New("no object name")
+	case strings.HasPrefix(object, "/"):
+		return fmt.Errorf("object %q is an absolute path", object)
+	case strings.ContainsRune(object, 0):
+		return fmt.Errorf("object %q contains a NUL byte", object)
+	}
+	for seg := range strings.SplitSeq(object, "/") {
+		if seg == ".." {
+			return fmt.Errorf("object %q contains ..", object)
+		}
+	}
+	return nil
+}

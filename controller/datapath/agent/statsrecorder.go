@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
+)
+
+// recorder keeps the counters and recent errors of every Transform for
+// GET /v1/stats. Counters are atomics; only failed objects take a lock.
+type recorder struct {
+	node       string
+	transforms sync.Map // "namespace/name" → *transformRecord
+}
+
+type transformRecord struct {
+	objects, bytesIn, bytesOut, errors atomic.Int64
+
+	mu sync.Mutex
+	// ring holds the last MaxObjectErrors errors; next is where the next
+	// one goes, full says the ring has wrapped.
+	ring [etlv1alpha1.MaxObjectErrors]etlv1alpha1.ObjectError
+	next int
+	full bool
+}
+
+func (r *recorder) record(key string) *transformRecord {
+	if t, ok := r.transforms.Load(key); ok {
+		return t.(*transformRecord)
+	}
+	t, _ := r.transforms.LoadOrStore(key, &transformRecord{})
+	return t.(*transformRecord)
+}
+
+// observe counts one object; a non-zero code records it as failed with msg.
+func (r *recorder) observe(key string, bytesIn, bytesOut int64, object string, code int, msg string, now time.Time) {
+	t := r.record(key)
+	t.objects.Add(1)
+	t.bytesIn.Add(bytesIn)
+	t.bytesOut.Add(bytesOut)
+	if code == 0 {
+		return
+	}
+	t.errors.Add(1)
+	t.mu.Lock()
+	t.ring[t.next] = etlv1alpha1.ObjectError{
+		Object: object, Message: msg, StatusCode: int32(code), Node: r.node, Time: metav1.NewTime(now),
+	}
+	t.next = (t.next + 1) % len(t.ring)
+	t.full = t.full || t.next == 0
+	t.mu.Unlock()
+}
+
+// report returns a snapshot of everything recorded.
+func (r *recorder) report() stats.Report {
+	rep := stats.Report{Node: r.node, Transforms: map[string]stats.Transform{}}
+	r.transforms.Range(func(k, v any) bool {
+		rep.Transforms[k.(string)] = v.(*transformRecord).snapshot()
+		return true
+	})
+	return rep
+}
+
+func (t *transformRecord) snapshot() stats.Transform {
+	s := stats.Transform{Counters: etlv1alpha1.Counters{
+		Objects: t.objects.Load(), BytesIn: t.bytesIn.Load(), BytesOut: t.bytesOut.Load(), Errors: t.errors.Load(),
+	}}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.full {
+		s.Errors = append(s.Errors, t.ring[t.next:]...)
+	}
+	s.Errors = append(s.Errors, t.ring[:t.next]...)
+	return s
+}
+
+func (r *recorder) serve(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(r.report())
+}

@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+)
+
+func running(mutate ...func(*etlv1alpha1.Transform)) *etlv1alpha1.Transform {
+	t := &etlv1alpha1.Transform{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t"},
+		Spec:       etlv1alpha1.TransformSpec{Communication: "ws", Argument: "fqn"},
+		Status: etlv1alpha1.TransformStatus{Stage: etlv1alpha1.StageRunning, Nodes: []etlv1alpha1.NodeStatus{
+			{Node: "other", Pod: "t-1", IP: "10.0.0.1", Port: 8000, Ready: true},
+			{Node: testNode, Pod: "t-2", IP: "10.0.0.2", Port: 9000, Ready: true},
+		}},
+	}
+	for _, m := range mutate {
+		m(t)
+	}
+	return t
+}
+
+func TestTargetOf(t *testing.T) {
+	cases := map[string]struct {
+		transform  *etlv1alpha1.Transform
+		want       Target
+		notRunning bool
+	}{
+		"running": {
+			transform: running(),
+			want:      Target{Namespace: "ns", Name: "t", Communication: "ws", Argument: "fqn", ObjectTimeout: 10 * time.Second, URL: "http://10.0.0.2:9000"},
+		},
+		"defaults and spellings": {
+			transform: running(func(t *etlv1alpha1.Transform) {
+				t.Spec.Communication, t.Spec.Argument = "hpull://", ""
+				t.Spec.ObjectTimeout = &metav1.Duration{Duration: time.Minute}
+				t.Status.Nodes[1].Port = 0
+			}),
+			want: Target{Namespace: "ns", Name: "t", Communication: "hpull", ObjectTimeout: time.Minute, URL: "http://10.0.0.2:8000"},
+		},
+		"stopped":      {transform: running(func(t *etlv1alpha1.Transform) { t.Spec.Stopped = true }), notRunning: true},
+		"aborted":      {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Stage = etlv1alpha1.StageAborted }), notRunning: true},
+		"initializing": {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Stage = "" }), notRunning: true},
+		"not ready":    {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Nodes[1].Ready = false }), notRunning: true},
+		"not on node":  {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Nodes = t.Status.Nodes[:1] }), notRunning: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := TargetOf(tc.transform, testNode)
+			if _, ok := errors.AsType[*NotRunningError](err); ok != tc.notRunning {
+				t.Fatalf("error %v, want not running: %v", err, tc.notRunning)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("target (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseTransformPath(t *testing.T) {
+	cases := map[string]struct {
+		path    string
+		want    transformPath
+		wantErr bool
+	}{
+		"simple":          {path: "/v1/transform/ns/t/a/b.bin", want: transformPath{"ns", []string{"t"}, "a/b.bin"}},
+		"pipeline":        {path: "/v1/transform/ns/a>>b%3E%3Ec/x", want: transformPath{"ns", []string{"a", "b", "c"}, "x"}},
+		"escaped object":  {path: "/v1/transform/ns/t/a%2Fb%20c%25", want: transformPath{"ns", []string{"t"}, "a/b c%"}},
+		"dot-dot":         {path: "/v1/transform/ns/t/a/../b", wantErr: true},
+		"escaped dot-dot": {path: "/v1/transform/ns/t/%2E%2E", wantErr: true},
+		"absolute":        {path: "/v1/transform/ns/t//etc/passwd", wantErr: true},
+		"no object":       {path: "/v1/transform/ns/t/", wantErr: true},
+		"no name":         {path: "/v1/transform/ns", wantErr: true},
+		"empty stage":     {path: "/v1/transform/ns/a>>/x", wantErr: true},
+		"NUL":             {path: "/v1/transform/ns/t/a%00", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := parseTransformPath(tc.path)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error %v, want error: %v", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(transformPath{})); diff != "" {
+				t.Errorf("path (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

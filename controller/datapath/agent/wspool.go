@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mlkube/mlkube/controller/datapath/wire"
+)
+
+// wsPool holds the connections to one transformer. An object goes to the
+// connection with the fewest objects in flight; a new connection is dialled
+// while every one is busy and the pool is below its size, and broken ones
+// are dropped.
+type wsPool struct {
+	url  string
+	size int
+
+	mu    sync.Mutex
+	conns []*wsConn
+}
+
+// get returns a connection for one object, avoiding those in avoid: a
+// pipeline that runs through the same transformer twice must not wait on a
+// connection that carries its own earlier stage.
+func (p *wsPool) get(ctx context.Context, avoid []*wsConn) (*wsConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.conns = slices.DeleteFunc(p.conns, (*wsConn).broken)
+	var best *wsConn
+	for _, c := range p.conns {
+		if slices.Contains(avoid, c) {
+			continue
+		}
+		if best == nil || c.inflight.Load() < best.inflight.Load() {
+			best = c
+		}
+	}
+	if best != nil && (best.inflight.Load() == 0 || len(p.conns) >= p.size) {
+		return best, nil
+	}
+	// Dialling under the lock keeps the pool at its size; on a node-local
+	// connection it takes a round trip.
+	c, err := dialWS(ctx, p.url)
+	if err != nil {
+		return nil, err
+	}
+	p.conns = append(p.conns, c)
+	return c, nil
+}
+
+func (p *wsPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.fail(errConnClosed)
+	}
+	p.conns = nil
+}
+
+// wsPools holds one pool per transformer URL.
+type wsPools struct {
+	size  int
+	pools sync.Map // URL → *wsPool
+}
+
+func (ps *wsPools) pool(url string) *wsPool {
+	if p, ok := ps.pools.Load(url); ok {
+		return p.(*wsPool)
+	}
+	p, _ := ps.pools.LoadOrStore(url, &wsPool{url: url, size: ps.size})
+	return p.(*wsPool)
+}
+
+func (ps *wsPools) close() {
+	ps.pools.Range(func(_, p any) bool {
+		p.(*wsPool).close()
+		return true
+	})
+}
+
+// wsComm sends objects over the ws pools.
+type wsComm struct{ a *Agent }
+
+func (w wsComm) transform(ctx context.Context, t Target, in input, exceeded *atomic.Bool) (io.ReadCloser, int64, error) {
+	ctrl := wire.Control{Object: in.object, Args: in.args}
+	var body io.ReadCloser
+	if sendsFQN(t, in) {
+		if err := w.a.checkLocal(in.object); err != nil {
+			return nil, 0, err
+		}
+		ctrl.FQN = w.a.root.fqn(in.object)
+	} else {
+		var err error
+		if body, _, err = w.a.openBytes(in, exceeded); err != nil {
+			return nil, 0, err
+		}
+	}
+	conn, err := w.a.ws.pool(t.URL).get(ctx, *in.wsConns)
+	if err != nil {
+		closeBody(body)
+		return nil, 0, err
+	}
+	var r io.Reader
+	if body != nil {
+		r = body
+	}
+	res, err := conn.do(ctx, ctrl, r)
+	if err != nil {
+		closeBody(body)
+		return nil, 0, err
+	}
+	*in.wsConns = append(*in.wsConns, conn)
+	if body == nil {
+		return res, -1, nil
+	}
+	return readCloser{res, closers{res, body}}, -1, nil
+}

@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/coder/websocket"
+
+	"github.com/mlkube/mlkube/controller/datapath/wire"
+)
+
+// do sends one object (body nil when ctrl.FQN names a file) and returns its
+// result once the answer starts. The body is sent from another goroutine,
+// because the transformer may answer while it still reads. Closing the
+// result waits for the body to be sent, so the caller's body is no longer
+// read after Close.
+func (c *wsConn) do(ctx context.Context, ctrl wire.Control, body io.Reader) (io.ReadCloser, error) {
+	p, err := c.start(ctx, ctrl, body)
+	if err != nil {
+		return nil, err
+	}
+	return p.wait()
+}
+
+// wsPending is an object sent, or being sent, whose answer has not been
+// taken yet.
+type wsPending struct {
+	ctx  context.Context
+	call *wsCall
+	res  *wsResult
+}
+
+// start queues one object and starts sending it; its answer is taken with
+// wait. Objects started on one connection are answered in the order they
+// were started, so a caller may start several before waiting for the first.
+func (c *wsConn) start(ctx context.Context, ctrl wire.Control, body io.Reader) (*wsPending, error) {
+	call := &wsCall{answer: make(chan wsAnswer, 1)}
+	c.inflight.Add(1)
+	sent, err := c.send(call, ctrl, body)
+	if err != nil {
+		c.inflight.Add(-1)
+		return nil, err
+	}
+	// The object's context ends the connection until its answer is read.
+	stop := context.AfterFunc(ctx, func() { c.fail(fmt.Errorf("object %q: %w", ctrl.Object, context.Cause(ctx))) })
+	return &wsPending{ctx: ctx, call: call, res: &wsResult{c: c, sent: sent, stop: stop}}, nil
+}
+
+// wait returns the object's result once its answer starts.
+func (p *wsPending) wait() (io.ReadCloser, error) {
+	c, res := p.res.c, p.res
+	select {
+	case a := <-p.call.answer:
+		if a.err != nil {
+			res.Close()
+			return nil, c.objectError(p.ctx, a.err)
+		}
+		res.r, res.consumed = a.r, a.consumed
+		return res, nil
+	case <-c.closed:
+		res.Close()
+		return nil, c.objectError(p.ctx, c.err)
+	}
+}
+
+// objectError reports an error of an object whose own context ended as that
+// context's error, so that a timeout reads as one.
+func (c *wsConn) objectError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// send queues call and writes the control message, then the body in a
+// goroutine; the returned channel is closed when the body has been sent (a
+// failure closes the connection, which the answer reports).
+func (c *wsConn) send(call *wsCall, ctrl wire.Control, body io.Reader) (<-chan struct{}, error) {
+	data, err := wire.MarshalControl(ctrl)
+	if err != nil {
+		return nil, err
+	}
+	c.sendMu.Lock()
+	select {
+	case <-c.closed:
+		c.sendMu.Unlock()
+		return nil, c.err
+	case c.queue <- call:
+	}
+	if err := c.conn.Write(context.Background(), websocket.MessageText, data); err != nil {
+		c.sendMu.Unlock()
+		c.fail(fmt.Errorf("ws write: %w", err))
+		return nil, c.err
+	}
+	sent := make(chan struct{})
+	if body == nil {
+		c.sendMu.Unlock()
+		close(sent)
+		return sent, nil
+	}
+	go func() {
+		defer close(sent)
+		defer c.sendMu.Unlock()
+		if err := c.writeBody(body); err != nil {
+			// Half a message cannot be taken back.
+			c.fail(err)
+		}
+	}()
+	return sent, nil
+}
+
+// writeBody sends body as one binary message: in one frame when it fits a
+// buffer, streamed in frames otherwise.
+func (c *wsConn) writeBody(body io.Reader) error {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	n, complete, err := prefetch(body, *buf)
+	if err != nil {
+		return err
+	}
+	if complete {
+		return c.conn.Write(context.Background(), websocket.MessageBinary, (*buf)[:n])
+	}
+	w, err := c.conn.Writer(context.Background(), websocket.MessageBinary)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write((*buf)[:n]); err != nil {
+		return err
+	}
+	if srcErr, dstErr := copyStream(w, body, *buf); srcErr != nil || dstErr != nil {
+		return errors.Join(srcErr, dstErr)
+	}
+	return w.Close()
+}
+
+// wsResult is the result message of one object.
+type wsResult struct {
+	c        *wsConn
+	r        io.Reader
+	consumed chan struct{}
+	eof      bool
+	sent     <-chan struct{}
+	stop     func() bool
+	once     sync.Once
+}
+
+func (r *wsResult) Read(p []byte) (int, error) {
+	if r.eof {
+		return 0, io.EOF
+	}
+	n, err := r.r.Read(p)
+	if err == io.EOF {
+		r.eof = true
+		close(r.consumed)
+	} else if err != nil && r.c.broken() {
+		err = r.c.err
+	}
+	return n, err
+}
+
+// Close releases the connection for the next answer. A result not read to
+// its end costs the connection: skipping the rest of a message could take
+// as long as the object.
+func (r *wsResult) Close() error {
+	r.once.Do(func() {
+		if r.r != nil && !r.eof {
+			r.c.fail(errConnClosed)
+		}
+		<-r.sent
+		r.stop()
+		r.c.inflight.Add(-1)
+	})
+	return nil
+}
