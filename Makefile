@@ -6,7 +6,8 @@ SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
 TOOLS := $(GO) tool -modfile=hack/tools/go.mod
 CONTROLLER_GEN := $(TOOLS) controller-gen
-MARKER_PATHS := paths="{./api/...,./controller/...,./webhook/...}"
+# The manager's markers; the node agent's role is generated on its own (target manifests).
+MARKER_PATHS := paths="{./api/...,./controller/certs/...,./controller/manager/...,./controller/mxjob/...,./controller/transform/...,./webhook/...}"
 # Slow builds (Kubernetes binaries, CoreDNS) are cached here, keyed by version.
 export MLKUBE_CACHE ?= $(HOME)/.cache/mlkube
 FUZZTIME ?= 5s
@@ -28,6 +29,7 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 		output:crd:artifacts:config=manifests/crd/bases \
 		output:rbac:artifacts:config=manifests/rbac \
 		output:webhook:artifacts:config=manifests/webhook
+	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./controller/datapath/agent/... output:rbac:artifacts:config=manifests/agent
 	hack/render-install.sh
 
 .PHONY: verify

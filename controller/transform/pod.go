@@ -28,9 +28,9 @@ const (
 	LabelComponent = "app.kubernetes.io/component"
 
 	containerName = "transformer"
-	// DataRoot holds each node's data root, DataRoot/<node>, on the host; the node agent and fqn
-	// transformers see it at the same path, so a path the agent sends means the same file. One
-	// directory per node keeps nodes apart even where they share a filesystem.
+	// DataRoot holds each node's data root, DataRoot/<node>, on the host. The node agent and fqn
+	// transformers mount their node's directory at DataRoot itself, so a path the agent sends
+	// names the same file; one directory per node keeps nodes apart where they share storage.
 	DataRoot = "/var/lib/mlkube/data"
 )
 
@@ -165,16 +165,15 @@ func wrapWithIOShim(spec *corev1.PodSpec) {
 	c.VolumeMounts = append(c.VolumeMounts, mount)
 }
 
-// mountDataRoot gives an fqn transformer its node's data root, read-only, at the path the agent
-// names files by.
+// mountDataRoot gives an fqn transformer its node's data root, read-only, at DataRoot: the path
+// the node agent names files by.
 func mountDataRoot(spec *corev1.PodSpec, node string) {
-	root := path.Join(DataRoot, node)
 	hostPathType := corev1.HostPathDirectoryOrCreate
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: dataRootVolumeName, VolumeSource: corev1.VolumeSource{
-		HostPath: &corev1.HostPathVolumeSource{Path: root, Type: &hostPathType}}})
+		HostPath: &corev1.HostPathVolumeSource{Path: path.Join(DataRoot, node), Type: &hostPathType}}})
 	c := &spec.Containers[0]
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: root, ReadOnly: true})
-	c.Env = append(c.Env, corev1.EnvVar{Name: envFQNRoot, Value: root})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: DataRoot, ReadOnly: true})
+	c.Env = append(c.Env, corev1.EnvVar{Name: envFQNRoot, Value: DataRoot})
 }
 
 // pinTo requires the node, as AIStore pins each ETL pod to its target's node.

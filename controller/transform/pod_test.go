@@ -64,8 +64,11 @@ func TestBuildPodForms(t *testing.T) {
 
 	fqn := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
 	c = buildPod(fqn, "node-1").Spec.Containers[0]
-	if root := DataRoot + "/node-1"; len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != root || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != root {
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != DataRoot {
 		t.Errorf("fqn container lacks the data root: %+v", c)
+	}
+	if hp := buildPod(fqn, "node-1").Spec.Volumes[0].HostPath; hp == nil || hp.Path != DataRoot+"/node-1" {
+		t.Errorf("fqn data root volume %+v; want the node's own directory", hp)
 	}
 }
 

@@ -44,8 +44,11 @@ var (
 	}
 )
 
+// NodeAgent is the node data path agent (DaemonSet).
+var NodeAgent = Spec{Ref: "mlkube/node-agent:dev", Package: "./cmd/node-agent"}
+
 // All lists every image `make images` builds.
 func All() []Spec {
 	return []Spec{Manager, Pause, CoreDNS, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
-		IOShim, RuntimePython311}
+		IOShim, RuntimePython311, NodeAgent}
 }

@@ -48,6 +48,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "loading %s: %v\n", kubeconfig, err)
 		os.Exit(1)
 	}
+	// client-go's default of 5 requests a second would make the suite wait on itself.
+	cfg.QPS, cfg.Burst = 100, 200
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
