@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 )
 
 // serveObject answers an hpush or hpull request.
@@ -43,7 +45,7 @@ func (h *Handler) serveObject(w http.ResponseWriter, r *http.Request, req reques
 func (h *Handler) writeResult(w http.ResponseWriter, r *http.Request, req request, out io.Reader) bool {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	n, complete, err := prefetch(out, *buf)
+	n, complete, err := bufpool.Prefetch(out, *buf)
 	if err != nil {
 		h.failObject(w, r, req, err)
 		return false
@@ -57,7 +59,7 @@ func (h *Handler) writeResult(w http.ResponseWriter, r *http.Request, req reques
 	if _, err := w.Write((*buf)[:n]); err != nil {
 		return false // the client went away
 	}
-	srcErr, dstErr := copyStream(w, out, *buf)
+	srcErr, dstErr := bufpool.Copy(w, out, *buf)
 	if srcErr != nil {
 		h.log.Warn("transformation failed after its answer started; aborting the response",
 			"object", req.object, "error", srcErr)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 	"github.com/mlkube/mlkube/controller/datapath/wire"
 )
 
@@ -56,7 +57,7 @@ func (s *wsSession) transform(ctx context.Context, obj wsObject) (failed, err er
 func (s *wsSession) writeResult(out io.Reader) (failed, err error) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	n, complete, failed := prefetch(out, *buf)
+	n, complete, failed := bufpool.Prefetch(out, *buf)
 	if failed != nil {
 		return failed, nil
 	}
@@ -70,7 +71,7 @@ func (s *wsSession) writeResult(out io.Reader) (failed, err error) {
 	if _, err := w.Write((*buf)[:n]); err != nil {
 		return nil, err
 	}
-	srcErr, dstErr := copyStream(w, out, *buf)
+	srcErr, dstErr := bufpool.Copy(w, out, *buf)
 	if dstErr != nil {
 		return nil, dstErr
 	}

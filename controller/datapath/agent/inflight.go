@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 )
 
 // PathInflight serves the bytes of objects in flight to hpull transformers:
@@ -69,7 +71,7 @@ func (f *inflight) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if srcErr, _ := copyStream(w, s.body, *buf); srcErr != nil {
+	if srcErr, _ := bufpool.Copy(w, s.body, *buf); srcErr != nil {
 		// Breaks the response, so the transformer sees a failed fetch
 		// rather than a short object.
 		panic(http.ErrAbortHandler)

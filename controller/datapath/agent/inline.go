@@ -11,6 +11,7 @@ import (
 	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 	"github.com/mlkube/mlkube/controller/datapath/wire"
 )
 
@@ -95,7 +96,7 @@ func (a *Agent) transformAnswer(ctx context.Context, w http.ResponseWriter, o *o
 	defer result.Close()
 	buf := getBuffer()
 	defer putBuffer(buf)
-	n, complete, err := prefetch(result, *buf)
+	n, complete, err := bufpool.Prefetch(result, *buf)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (a *Agent) transformAnswer(ctx context.Context, w http.ResponseWriter, o *o
 	if _, err := w.Write((*buf)[:n]); err != nil || complete {
 		return nil // a client that went away is not the object's failure
 	}
-	if srcErr, _ := copyStream(w, result, *buf); srcErr != nil {
+	if srcErr, _ := bufpool.Copy(w, result, *buf); srcErr != nil {
 		srcErr = o.classify(srcErr)
 		o.finish(statusOf(srcErr), "result failed after its answer started: "+messageOf(srcErr))
 		a.log.Warn("result failed after its answer started; aborting the response", "object", o.object, "error", srcErr)

@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 	"github.com/mlkube/mlkube/controller/datapath/wire"
 )
 
@@ -170,7 +171,7 @@ func (a *Agent) answerStreamObject(conn *websocket.Conn, t Target, o streamObjec
 	if err != nil {
 		return err
 	}
-	if srcErr, dstErr := copyStream(w, out, buf); srcErr != nil || dstErr != nil {
+	if srcErr, dstErr := bufpool.Copy(w, out, buf); srcErr != nil || dstErr != nil {
 		if srcErr != nil {
 			a.recordStream(t, o, out.n.Load(), statusOf(srcErr), messageOf(srcErr))
 			conn.Close(websocket.StatusInternalError, "transformation failed mid-answer")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 	"github.com/mlkube/mlkube/controller/datapath/wire"
 )
 
@@ -117,7 +118,7 @@ func (c *wsConn) send(call *wsCall, ctrl wire.Control, body io.Reader) (<-chan s
 func (c *wsConn) writeBody(body io.Reader) error {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	n, complete, err := prefetch(body, *buf)
+	n, complete, err := bufpool.Prefetch(body, *buf)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func (c *wsConn) writeBody(body io.Reader) error {
 	if _, err := w.Write((*buf)[:n]); err != nil {
 		return err
 	}
-	if srcErr, dstErr := copyStream(w, body, *buf); srcErr != nil || dstErr != nil {
+	if srcErr, dstErr := bufpool.Copy(w, body, *buf); srcErr != nil || dstErr != nil {
 		return errors.Join(srcErr, dstErr)
 	}
 	return w.Close()
