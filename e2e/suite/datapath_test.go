@@ -197,6 +197,20 @@ func TestDataPathMD5OfAThousandObjects(t *testing.T) {
 	if mismatches := mismatches.Load(); mismatches > 0 {
 		t.Fatalf("%d of 1000 objects did not match their local md5", mismatches)
 	}
+	// The agents' counters reach the Transform's status through the manager's collector.
+	eventually(t, "1000 objects counted in the Transform's status", func(ctx context.Context) (bool, error) {
+		var got v1alpha1.Transform
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
+			return false, err
+		}
+		var onNode int64
+		for _, n := range got.Status.Nodes {
+			if n.Node == node {
+				onNode = n.Objects
+			}
+		}
+		return got.Status.Totals.Objects >= 1000 && onNode >= 1000 && got.Status.Totals.BytesIn > 0, nil
+	})
 }
 
 func TestDataPathPipeline(t *testing.T) {
