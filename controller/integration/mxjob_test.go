@@ -17,6 +17,7 @@ import (
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 // eventually polls cond until it holds; no sleeps as synchronisation.
@@ -193,15 +194,7 @@ func TestMxJobSuspendAndResume(t *testing.T) {
 		return len(pods) == 1, err
 	})
 	patch := func(suspend bool) {
-		var j v1beta1.MxJob
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &j); err != nil {
-			t.Fatal(err)
-		}
-		p := client.MergeFrom(j.DeepCopy())
-		j.Spec.RunPolicy.Suspend = ptr.To(suspend)
-		if err := k8s.Patch(ctx, &j, p); err != nil {
-			t.Fatal(err)
-		}
+		kubetest.Patch(t, k8s, job.DeepCopy(), func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(suspend) })
 	}
 	patch(true)
 	waitForState(t, job, v1beta1.StateSuspended)

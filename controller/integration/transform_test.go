@@ -13,6 +13,7 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 func createNode(t *testing.T, name string) {
@@ -100,15 +101,7 @@ func TestTransformLifecycle(t *testing.T) {
 
 	// Stop deletes the pods and keeps the object; start brings them back.
 	setStopped := func(v bool) {
-		var cur v1alpha1.Transform
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &cur); err != nil {
-			t.Fatal(err)
-		}
-		patch := client.MergeFrom(cur.DeepCopy())
-		cur.Spec.Stopped = v
-		if err := k8s.Patch(ctx, &cur, patch); err != nil {
-			t.Fatal(err)
-		}
+		kubetest.Patch(t, k8s, tr.DeepCopy(), func(cur *v1alpha1.Transform) { cur.Spec.Stopped = v })
 	}
 	setStopped(true)
 	waitForStage(t, tr, v1alpha1.StageStopped)

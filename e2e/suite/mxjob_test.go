@@ -15,6 +15,7 @@ import (
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 func create(t *testing.T, obj client.Object) {
@@ -174,21 +175,12 @@ func TestMxJobBackoffLimitExceeded(t *testing.T) {
 }
 
 func TestMxJobSuspendAndResume(t *testing.T) {
-	ctx := context.Background()
 	ns := namespace(t)
 	job := builders.MxJob("pause").Namespace(ns).Dist(1, 1).Env("MXJOB_SLEEP", "15s").Obj()
 	create(t, job)
 	waitForRunningPods(t, job, 3)
 	setSuspend := func(v bool) {
-		var j v1beta1.MxJob
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &j); err != nil {
-			t.Fatal(err)
-		}
-		patch := client.MergeFrom(j.DeepCopy())
-		j.Spec.RunPolicy.Suspend = ptr.To(v)
-		if err := k8s.Patch(ctx, &j, patch); err != nil {
-			t.Fatal(err)
-		}
+		kubetest.Patch(t, k8s, job.DeepCopy(), func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(v) })
 	}
 	setSuspend(true)
 	waitForJob(t, job, v1beta1.StateSuspended)
