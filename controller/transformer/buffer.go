@@ -10,7 +10,7 @@ import (
 // bufferSize is the unit objects are copied in: large enough that per-chunk
 // overhead (syscalls, ws frame headers) is small, small enough that many
 // objects in flight cost little memory.
-const bufferSize = 32 << 10
+const bufferSize = 64 << 10
 
 var buffers = bufpool.New(bufferSize)
 

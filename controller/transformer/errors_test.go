@@ -11,9 +11,8 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/coder/websocket"
-
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 	"github.com/mlkube/mlkube/controller/transformer"
 	"github.com/mlkube/mlkube/controller/transformer/transformertest"
 )
@@ -145,8 +144,8 @@ func TestResultFailsMidAnswer(t *testing.T) {
 				t.Fatalf("error = %v, want a broken answer", err)
 			}
 			if m == transformertest.WS || m == transformertest.WSFQN {
-				if got := websocket.CloseStatus(err); got != websocket.StatusInternalError {
-					t.Errorf("close status = %v (%v), want %v", got, err, websocket.StatusInternalError)
+				if got := ws.CloseStatus(err); got != ws.StatusInternalError {
+					t.Errorf("close status = %v (%v), want %v", got, err, ws.StatusInternalError)
 				}
 			}
 			// The transformer keeps serving.

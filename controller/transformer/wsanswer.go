@@ -4,10 +4,8 @@ import (
 	"context"
 	"io"
 
-	"github.com/coder/websocket"
-
-	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 )
 
 // answer transforms one object and writes its answer. An error it returns
@@ -27,7 +25,7 @@ func (s *wsSession) answer(ctx context.Context, obj wsObject) error {
 	}
 	if failed != nil {
 		s.h.log.Debug("object failed", "object", obj.ctrl.Object, "error", failed)
-		return s.conn.Write(context.Background(), websocket.MessageText, wire.MarshalError(failed.Error()))
+		return s.conn.Send(ws.Text, wire.MarshalError(failed.Error()))
 	}
 	return nil
 }
@@ -57,26 +55,16 @@ func (s *wsSession) transform(ctx context.Context, obj wsObject) (failed, err er
 func (s *wsSession) writeResult(out io.Reader) (failed, err error) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	n, complete, failed := bufpool.Prefetch(out, *buf)
-	if failed != nil {
-		return failed, nil
-	}
-	if complete {
-		return nil, s.conn.Write(context.Background(), websocket.MessageBinary, (*buf)[:n])
-	}
-	w, err := s.conn.Writer(context.Background(), websocket.MessageBinary)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write((*buf)[:n]); err != nil {
-		return nil, err
-	}
-	srcErr, dstErr := bufpool.Copy(w, out, *buf)
-	if dstErr != nil {
+	s.conn.LockWrite()
+	defer s.conn.UnlockWrite()
+	started, srcErr, dstErr := s.conn.WriteFrom(ws.Binary, out, *buf)
+	switch {
+	case dstErr != nil:
 		return nil, dstErr
-	}
-	if srcErr != nil {
+	case srcErr != nil && !started:
+		return srcErr, nil
+	case srcErr != nil:
 		return nil, resultError{srcErr}
 	}
-	return nil, w.Close()
+	return nil, nil
 }

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/coder/websocket"
-
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 )
 
 // readLoop reads objects until the connection ends, waiting before each read
@@ -20,7 +19,7 @@ func (s *wsSession) readLoop(ctx context.Context, fail context.CancelFunc, objs 
 	for {
 		obj, err := s.readObject()
 		if err != nil {
-			if websocket.CloseStatus(err) == -1 && ctx.Err() == nil {
+			if ws.CloseStatus(err) == -1 && ctx.Err() == nil {
 				s.h.log.Warn("ws read failed", "error", err)
 			}
 			fail()
@@ -45,11 +44,11 @@ func (s *wsSession) readLoop(ctx context.Context, fail context.CancelFunc, objs 
 // data message that follows. Anything else is a protocol violation that ends
 // the session: the stream cannot be resynchronised.
 func (s *wsSession) readObject() (wsObject, error) {
-	typ, r, err := s.conn.Reader(context.Background())
+	typ, r, err := s.conn.NextReader()
 	if err != nil {
 		return wsObject{}, err
 	}
-	if typ != websocket.MessageText {
+	if typ != ws.Text {
 		return wsObject{}, s.violation("expected a text control message")
 	}
 	data, err := io.ReadAll(io.LimitReader(r, wire.MaxControlSize+1))
@@ -67,10 +66,10 @@ func (s *wsSession) readObject() (wsObject, error) {
 	if ctrl.FQN != "" {
 		return obj, nil
 	}
-	if typ, r, err = s.conn.Reader(context.Background()); err != nil {
+	if typ, r, err = s.conn.NextReader(); err != nil {
 		return wsObject{}, err
 	}
-	if typ != websocket.MessageBinary {
+	if typ != ws.Binary {
 		return wsObject{}, s.violation("expected a binary data message")
 	}
 	obj.body = newWSBody(r)
@@ -78,6 +77,6 @@ func (s *wsSession) readObject() (wsObject, error) {
 }
 
 func (s *wsSession) violation(reason string) error {
-	s.conn.Close(websocket.StatusPolicyViolation, closeReason(reason))
+	s.conn.Close(ws.StatusPolicyViolation, reason)
 	return fmt.Errorf("ws protocol violation: %s", reason)
 }

@@ -10,11 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
-
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 )
 
 // PathStream is the streaming form of the inline API, for ws Transforms:
@@ -57,11 +55,10 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, p, badPath(fmt.Errorf("streams need a ws transform; %s uses %s", t.Key(), t.Communication)))
 		return
 	}
-	conn, err := websocket.Accept(w, r, nil)
+	conn, err := ws.Accept(w, r)
 	if err != nil {
 		return // Accept has answered
 	}
-	conn.SetReadLimit(-1)
 	defer conn.CloseNow()
 	objs := make(chan streamObject, maxInflightPerConn)
 	go a.readStream(conn, t, objs)
@@ -70,33 +67,33 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 
 // readStream reads the client's objects and starts each on a transformer
 // connection as soon as it arrives.
-func (a *Agent) readStream(conn *websocket.Conn, t Target, objs chan<- streamObject) {
+func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject) {
 	defer close(objs)
 	for {
-		typ, r, err := conn.Reader(context.Background())
+		typ, r, err := conn.NextReader()
 		if err != nil {
 			return
 		}
 		data, err := io.ReadAll(io.LimitReader(r, wire.MaxControlSize+1))
-		if err != nil || typ != websocket.MessageText || len(data) > wire.MaxControlSize {
-			conn.Close(websocket.StatusPolicyViolation, "expected a control message")
+		if err != nil || typ != ws.Text || len(data) > wire.MaxControlSize {
+			conn.Close(ws.StatusPolicyViolation, "expected a control message")
 			return
 		}
 		ctrl, err := wire.ParseControl(data)
 		if err != nil {
-			conn.Close(websocket.StatusPolicyViolation, "bad control message")
+			conn.Close(ws.StatusPolicyViolation, "bad control message")
 			return
 		}
 		if ctrl.FQN != "" {
 			objs <- streamObject{object: ctrl.Object, err: badPath(errors.New("streams carry bytes, not fqn")), start: time.Now()}
 			continue
 		}
-		typ, body, err := conn.Reader(context.Background())
+		typ, body, err := conn.NextReader()
 		if err != nil {
 			return
 		}
-		if typ != websocket.MessageBinary {
-			conn.Close(websocket.StatusPolicyViolation, "expected a binary data message")
+		if typ != ws.Binary {
+			conn.Close(ws.StatusPolicyViolation, "expected a binary data message")
 			return
 		}
 		o := a.startStreamObject(t, ctrl, body)
@@ -131,7 +128,7 @@ func (a *Agent) startStreamObject(t Target, ctrl wire.Control, body io.Reader) s
 }
 
 // answerStream writes the answers in the order the objects came.
-func (a *Agent) answerStream(conn *websocket.Conn, t Target, objs <-chan streamObject) {
+func (a *Agent) answerStream(conn *ws.Conn, t Target, objs <-chan streamObject) {
 	defer func() {
 		// The client is gone: release what is still in flight.
 		for o := range objs {
@@ -149,7 +146,7 @@ func (a *Agent) answerStream(conn *websocket.Conn, t Target, objs <-chan streamO
 
 // answerStreamObject answers one object; an error it returns ends the
 // stream.
-func (a *Agent) answerStreamObject(conn *websocket.Conn, t Target, o streamObject, buf []byte) error {
+func (a *Agent) answerStreamObject(conn *ws.Conn, t Target, o streamObject, buf []byte) error {
 	if o.cancel != nil {
 		defer o.cancel()
 	}
@@ -162,24 +159,31 @@ func (a *Agent) answerStreamObject(conn *websocket.Conn, t Target, o streamObjec
 		err = errTooLarge
 	}
 	if err != nil {
-		a.recordStream(t, o, 0, statusOf(err), messageOf(err))
-		return conn.Write(context.Background(), websocket.MessageText, wire.MarshalError(messageOf(err)))
+		return a.answerStreamError(conn, t, o, 0, err)
 	}
 	defer res.Close()
 	out := &countingReader{r: res}
-	w, err := conn.Writer(context.Background(), websocket.MessageBinary)
-	if err != nil {
-		return err
-	}
-	if srcErr, dstErr := bufpool.Copy(w, out, buf); srcErr != nil || dstErr != nil {
-		if srcErr != nil {
-			a.recordStream(t, o, out.n.Load(), statusOf(srcErr), messageOf(srcErr))
-			conn.Close(websocket.StatusInternalError, "transformation failed mid-answer")
-		}
-		return errors.Join(srcErr, dstErr)
+	conn.LockWrite()
+	started, srcErr, dstErr := conn.WriteFrom(ws.Binary, out, buf)
+	conn.UnlockWrite()
+	switch {
+	case dstErr != nil:
+		return dstErr
+	case srcErr != nil && !started:
+		return a.answerStreamError(conn, t, o, out.n.Load(), srcErr)
+	case srcErr != nil:
+		a.recordStream(t, o, out.n.Load(), statusOf(srcErr), messageOf(srcErr))
+		conn.Close(ws.StatusInternalError, "transformation failed mid-answer")
+		return srcErr
 	}
 	a.recordStream(t, o, out.n.Load(), 0, "")
-	return w.Close()
+	return nil
+}
+
+// answerStreamError answers a failed object with an error message.
+func (a *Agent) answerStreamError(conn *ws.Conn, t Target, o streamObject, bytesOut int64, err error) error {
+	a.recordStream(t, o, bytesOut, statusOf(err), messageOf(err))
+	return conn.Send(ws.Text, wire.MarshalError(messageOf(err)))
 }
 
 // release gives up an object that will not be answered.

@@ -9,44 +9,44 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coder/websocket"
-
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 )
 
 // streamClient is a client of PathStream that keeps up to window objects in
 // flight: send never waits for an answer, receive takes them in order.
 type streamClient struct {
-	conn *websocket.Conn
+	conn *ws.Conn
 }
 
 func dialStream(t testing.TB, e *env, name string) *streamClient {
-	conn, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(e.url, "http")+PathStream+"default/"+name, nil)
+	conn, err := ws.Dial(context.Background(), "ws"+strings.TrimPrefix(e.url, "http")+PathStream+"default/"+name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn.SetReadLimit(-1)
 	t.Cleanup(func() { conn.CloseNow() })
 	return &streamClient{conn: conn}
 }
 
 func (c *streamClient) send(object, args string, data []byte) error {
 	ctrl, _ := wire.MarshalControl(wire.Control{Object: object, Args: args})
-	if err := c.conn.Write(context.Background(), websocket.MessageText, ctrl); err != nil {
+	c.conn.LockWrite()
+	defer c.conn.UnlockWrite()
+	if err := c.conn.WriteMessage(ws.Text, ctrl); err != nil {
 		return err
 	}
-	return c.conn.Write(context.Background(), websocket.MessageBinary, data)
+	return c.conn.WriteMessage(ws.Binary, data)
 }
 
 // receive returns the next result, or the transformer's error message as an
 // error.
 func (c *streamClient) receive(out io.Writer) error {
-	typ, r, err := c.conn.Reader(context.Background())
+	typ, r, err := c.conn.NextReader()
 	if err != nil {
 		return err
 	}
-	if typ == websocket.MessageBinary {
+	if typ == ws.Binary {
 		_, err := io.Copy(out, r)
 		return err
 	}
@@ -109,8 +109,8 @@ func TestStream(t *testing.T) {
 		t.Errorf("error %v, want the transformer's message", err)
 	}
 
-	_, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(e.url, "http")+PathStream+"default/push", nil)
-	if err == nil || resp == nil || resp.StatusCode != 400 {
-		t.Errorf("stream of an hpush transform: %v, want 400", err)
+	_, err := ws.Dial(context.Background(), "ws"+strings.TrimPrefix(e.url, "http")+PathStream+"default/push")
+	if he, ok := errors.AsType[*ws.HandshakeError](err); !ok || he.Status != 400 || !strings.Contains(he.Body, "ws transform") {
+		t.Errorf("stream of an hpush transform: %v, want 400 saying it needs a ws transform", err)
 	}
 }

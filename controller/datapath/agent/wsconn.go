@@ -8,27 +8,23 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/coder/websocket"
-
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 )
 
 // wsConn is one persistent WebSocket to a transformer, carrying several
 // objects at once: a sender writes an object's control and data messages
-// while holding sendMu and queues the object, and readLoop hands the answers,
-// which come in order, to the queued objects one after the other. So objects
-// are pipelined: the next one is on the wire while earlier ones are being
-// transformed or answered.
+// while holding the connection's write lock and queues the object, and
+// readLoop hands the answers, which come in order, to the queued objects one
+// after the other. So objects are pipelined: the next one is on the wire
+// while earlier ones are being transformed or answered, and the messages of
+// concurrent senders leave in batches.
 //
-// As in the SDK, messages are read and written with context.Background():
-// coder/websocket closes a connection whose operation context ends and arms a
-// timer per frame for cancellable contexts. An object whose context ends
-// closes the whole connection instead, because its messages cannot be taken
-// back; the other objects in flight on it fail too.
+// An object whose context ends closes the whole connection, because its
+// messages cannot be taken back; the other objects in flight on it fail too.
 type wsConn struct {
-	conn   *websocket.Conn
-	sendMu sync.Mutex
-	queue  chan *wsCall
+	conn  *ws.Conn
+	queue chan *wsCall
 	// inflight counts objects sent and not yet answered to the end.
 	inflight atomic.Int32
 
@@ -54,11 +50,10 @@ type wsAnswer struct {
 const maxInflightPerConn = 64
 
 func dialWS(ctx context.Context, baseURL string) (*wsConn, error) {
-	conn, _, err := websocket.Dial(ctx, "ws"+baseURL[len("http"):]+wire.PathWS, nil)
+	conn, err := ws.Dial(ctx, "ws"+baseURL[len("http"):]+wire.PathWS)
 	if err != nil {
-		return nil, fmt.Errorf("ws dial: %w", err)
+		return nil, err
 	}
-	conn.SetReadLimit(-1) // objects are unbounded, as on hpush
 	c := &wsConn{conn: conn, queue: make(chan *wsCall, maxInflightPerConn), closed: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
@@ -116,12 +111,12 @@ func (c *wsConn) readLoop() {
 // readAnswer reads the start of one answer: a binary result, whose reader
 // it returns, or a text error message.
 func (c *wsConn) readAnswer() wsAnswer {
-	typ, r, err := c.conn.Reader(context.Background())
+	typ, r, err := c.conn.NextReader()
 	if err != nil {
 		c.fail(fmt.Errorf("ws read: %w", err))
 		return wsAnswer{err: c.err}
 	}
-	if typ == websocket.MessageBinary {
+	if typ == ws.Binary {
 		return wsAnswer{r: r, consumed: make(chan struct{})}
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxMessageSize))

@@ -7,10 +7,8 @@ import (
 	"io"
 	"sync"
 
-	"github.com/coder/websocket"
-
-	"github.com/mlkube/mlkube/controller/datapath/bufpool"
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 )
 
 // do sends one object (body nil when ctrl.FQN names a file) and returns its
@@ -84,58 +82,35 @@ func (c *wsConn) send(call *wsCall, ctrl wire.Control, body io.Reader) (<-chan s
 	if err != nil {
 		return nil, err
 	}
-	c.sendMu.Lock()
+	c.conn.LockWrite()
 	select {
 	case <-c.closed:
-		c.sendMu.Unlock()
+		c.conn.UnlockWrite()
 		return nil, c.err
 	case c.queue <- call:
 	}
-	if err := c.conn.Write(context.Background(), websocket.MessageText, data); err != nil {
-		c.sendMu.Unlock()
+	if err := c.conn.WriteMessage(ws.Text, data); err != nil {
+		c.conn.UnlockWrite()
 		c.fail(fmt.Errorf("ws write: %w", err))
 		return nil, c.err
 	}
 	sent := make(chan struct{})
 	if body == nil {
-		c.sendMu.Unlock()
+		c.conn.UnlockWrite()
 		close(sent)
 		return sent, nil
 	}
 	go func() {
 		defer close(sent)
-		defer c.sendMu.Unlock()
-		if err := c.writeBody(body); err != nil {
+		defer c.conn.UnlockWrite()
+		buf := getBuffer()
+		defer putBuffer(buf)
+		if _, srcErr, dstErr := c.conn.WriteFrom(ws.Binary, body, *buf); srcErr != nil || dstErr != nil {
 			// Half a message cannot be taken back.
-			c.fail(err)
+			c.fail(errors.Join(srcErr, dstErr))
 		}
 	}()
 	return sent, nil
-}
-
-// writeBody sends body as one binary message: in one frame when it fits a
-// buffer, streamed in frames otherwise.
-func (c *wsConn) writeBody(body io.Reader) error {
-	buf := getBuffer()
-	defer putBuffer(buf)
-	n, complete, err := bufpool.Prefetch(body, *buf)
-	if err != nil {
-		return err
-	}
-	if complete {
-		return c.conn.Write(context.Background(), websocket.MessageBinary, (*buf)[:n])
-	}
-	w, err := c.conn.Writer(context.Background(), websocket.MessageBinary)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write((*buf)[:n]); err != nil {
-		return err
-	}
-	if srcErr, dstErr := bufpool.Copy(w, body, *buf); srcErr != nil || dstErr != nil {
-		return errors.Join(srcErr, dstErr)
-	}
-	return w.Close()
 }
 
 // wsResult is the result message of one object.

@@ -8,9 +8,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/coder/websocket"
-
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 )
 
 // RemoteError is an object the transformer failed: Status is the HTTP status
@@ -30,17 +29,16 @@ func (e *RemoteError) Error() string {
 // WSClient is the client side of the ws mechanism: one object at a time on
 // one connection.
 type WSClient struct {
-	conn *websocket.Conn
+	conn *ws.Conn
 }
 
 // DialWS connects to the ws endpoint of the transformer at baseURL
 // ("http://host:port").
 func DialWS(ctx context.Context, baseURL string) (*WSClient, error) {
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(baseURL, "http")+wire.PathWS, nil)
+	conn, err := ws.Dial(ctx, "ws"+strings.TrimPrefix(baseURL, "http")+wire.PathWS)
 	if err != nil {
 		return nil, err
 	}
-	conn.SetReadLimit(-1)
 	return &WSClient{conn: conn}, nil
 }
 
@@ -48,16 +46,13 @@ func DialWS(ctx context.Context, baseURL string) (*WSClient, error) {
 // or nil when ctrl.FQN names a file. A failed object returns a *RemoteError
 // and leaves the connection usable; when ctx ends, the connection is closed.
 func (c *WSClient) Do(ctx context.Context, ctrl wire.Control, in io.Reader, out io.Writer) error {
-	// The library closes the connection when an operation's context ends and
-	// arms a timer per frame for cancellable contexts: use Background for the
-	// operations and close on ctx once.
 	stop := context.AfterFunc(ctx, func() { c.conn.CloseNow() })
 	defer stop()
 	data, err := wire.MarshalControl(ctrl)
 	if err != nil {
 		return err
 	}
-	if err := c.conn.Write(context.Background(), websocket.MessageText, data); err != nil {
+	if err := c.conn.Send(ws.Text, data); err != nil {
 		return err
 	}
 	var sent chan error
@@ -79,20 +74,19 @@ func (c *WSClient) Do(ctx context.Context, ctrl wire.Control, in io.Reader, out 
 }
 
 func (c *WSClient) send(in io.Reader) error {
-	w, err := c.conn.Writer(context.Background(), websocket.MessageBinary)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(w, in)
+	c.conn.LockWrite()
+	defer c.conn.UnlockWrite()
+	w := c.conn.MessageWriter(ws.Binary)
+	_, err := io.Copy(w, in)
 	return errors.Join(err, w.Close())
 }
 
 func (c *WSClient) receive(out io.Writer) error {
-	typ, r, err := c.conn.Reader(context.Background())
+	typ, r, err := c.conn.NextReader()
 	if err != nil {
 		return err
 	}
-	if typ == websocket.MessageBinary {
+	if typ == ws.Binary {
 		_, err = io.Copy(out, r)
 		return err
 	}
@@ -109,5 +103,5 @@ func (c *WSClient) receive(out io.Writer) error {
 
 // Close closes the connection with a normal closure.
 func (c *WSClient) Close() error {
-	return c.conn.Close(websocket.StatusNormalClosure, "")
+	return c.conn.Close(ws.StatusNormalClosure, "")
 }

@@ -1,0 +1,171 @@
+package ws
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// acceptGUID is the constant the handshake hashes with the client's key.
+const acceptGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+func acceptKey(key string) string {
+	sum := sha1.Sum([]byte(key + acceptGUID))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// HandshakeError is a server that refused the upgrade; Body is the start of
+// its answer, which says why.
+type HandshakeError struct {
+	Status int
+	Body   string
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("ws handshake: %d %s: %s", e.Status, http.StatusText(e.Status), e.Body)
+}
+
+// Dial opens a connection to a ws:// URL. ctx bounds the handshake only.
+func Dial(ctx context.Context, rawURL string) (*Conn, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("ws dial: %w", err)
+	}
+	if u.Scheme != "ws" {
+		return nil, fmt.Errorf("ws dial %s: scheme %q is not ws", rawURL, u.Scheme)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("ws dial %s: %w", rawURL, err)
+	}
+	c, err := clientHandshake(ctx, nc, u)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("ws dial %s: %w", rawURL, err)
+	}
+	return c, nil
+}
+
+func clientHandshake(ctx context.Context, nc net.Conn, u *url.URL) (*Conn, error) {
+	// A context that ends interrupts the handshake's reads and writes.
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	var nonce [16]byte
+	rand.Read(nonce[:])
+	key := base64.StdEncoding.EncodeToString(nonce[:])
+	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host +
+		"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
+		"\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	if _, err := io.WriteString(nc, req); err != nil {
+		return nil, handshakeFailed(ctx, err)
+	}
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		return nil, handshakeFailed(ctx, err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		resp.Body.Close()
+		return nil, &HandshakeError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	}
+	if !headerHas(resp.Header, "Upgrade", "websocket") || !headerHas(resp.Header, "Connection", "upgrade") {
+		return nil, errors.New("server answered 101 without upgrading to websocket")
+	}
+	if resp.Header.Get("Sec-WebSocket-Accept") != acceptKey(key) {
+		return nil, errors.New("server answered a wrong Sec-WebSocket-Accept")
+	}
+	if !stop() {
+		return nil, ctx.Err()
+	}
+	return newConn(nc, buffered(br), true), nil
+}
+
+func handshakeFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// Accept upgrades an HTTP request to a connection. A request that is not a
+// WebSocket upgrade is answered with an error status, and err says why.
+func Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
+	key, status, err := checkUpgrade(r)
+	if err != nil {
+		if status == http.StatusUpgradeRequired {
+			w.Header().Set("Connection", "Upgrade")
+			w.Header().Set("Upgrade", "websocket")
+			w.Header().Set("Sec-WebSocket-Version", "13")
+		}
+		http.Error(w, err.Error(), status)
+		return nil, err
+	}
+	nc, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, "ws: cannot take over the connection", http.StatusInternalServerError)
+		return nil, fmt.Errorf("ws accept: %w", err)
+	}
+	// The server's deadlines for reading the request no longer apply.
+	nc.SetDeadline(time.Time{})
+	resp := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+		acceptKey(key) + "\r\n\r\n"
+	if _, err := io.WriteString(nc, resp); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("ws accept: %w", err)
+	}
+	// The client may have sent frames right behind its request.
+	return newConn(nc, buffered(brw.Reader), false), nil
+}
+
+// buffered returns a copy of what br holds unread.
+func buffered(br *bufio.Reader) []byte {
+	b, _ := br.Peek(br.Buffered())
+	return bytes.Clone(b)
+}
+
+// checkUpgrade checks that r asks for a WebSocket and returns its key, or
+// the status to refuse it with.
+func checkUpgrade(r *http.Request) (key string, status int, err error) {
+	switch {
+	case r.Method != http.MethodGet:
+		return "", http.StatusMethodNotAllowed, fmt.Errorf("ws: method %s, want GET", r.Method)
+	case !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket"):
+		return "", http.StatusUpgradeRequired, errors.New("ws: not a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		return "", http.StatusUpgradeRequired, errors.New("ws: Sec-WebSocket-Version must be 13")
+	}
+	key = r.Header.Get("Sec-WebSocket-Key")
+	if nonce, err := base64.StdEncoding.DecodeString(key); err != nil || len(nonce) != 16 {
+		return "", http.StatusBadRequest, errors.New("ws: Sec-WebSocket-Key is not 16 bytes in base64")
+	}
+	return key, 0, nil
+}
+
+// headerHas reports whether a comma-separated header lists token.
+func headerHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
