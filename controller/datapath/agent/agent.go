@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mlkube/mlkube/controller/datapath/agent/offline"
 	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
 )
 
@@ -53,6 +54,7 @@ type Agent struct {
 	inflight             inflight
 	metrics              *metrics
 	stats                recorder
+	offline              offlineRuns
 	promHandler          http.Handler
 }
 
@@ -117,6 +119,8 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveTransform(w, r)
 	case strings.HasPrefix(path, PathStream):
 		a.serveStream(w, r)
+	case strings.HasPrefix(path, offline.Path):
+		a.serveOffline(w, r)
 	case strings.HasPrefix(path, PathObjects):
 		a.serveObject(w, r)
 	case strings.HasPrefix(path, PathInflight):
@@ -135,8 +139,9 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Stats returns what the agent recorded so far, as GET /v1/stats answers it.
 func (a *Agent) Stats() stats.Report { return a.stats.report() }
 
-// Close closes the connections to transformers.
+// Close stops the offline runs and closes the connections to transformers.
 func (a *Agent) Close() {
+	a.offline.abortAll()
 	a.ws.close()
 	a.transformers.CloseIdleConnections()
 	a.client.CloseIdleConnections()

@@ -69,8 +69,12 @@ func messageOf(err error) string {
 func writeError(w http.ResponseWriter, code int, e Error) {
 	h := w.Header()
 	h.Del("Content-Length")
-	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	writeJSON(w, code, e)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(e)
+	json.NewEncoder(w).Encode(v)
 }

@@ -174,20 +174,27 @@ func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPa
 			return in, nil, errTooLarge
 		}
 	default:
-		f, size, err := a.root.open(p.object)
-		if err != nil {
-			return in, nil, err
-		}
-		f.Close()
-		if a.opts.MaxObjectSize >= 0 && size > a.opts.MaxObjectSize {
-			return in, nil, errTooLarge
-		}
-		in.local, in.size = true, size
-		return in, nil, nil
+		in, err := a.localInput(p.object, q.Args)
+		return in, nil, err
 	}
 	g := &guardedBody{r: limit(body, a.opts.MaxObjectSize, exceeded), c: body}
 	in.body = g
 	return in, g, nil
+}
+
+// localInput is object, a file under the data root, as a pipeline's input.
+func (a *Agent) localInput(object, args string) (input, error) {
+	in := input{object: object, args: args, local: true}
+	f, size, err := a.root.open(object)
+	if err != nil {
+		return in, err
+	}
+	f.Close()
+	if a.opts.MaxObjectSize >= 0 && size > a.opts.MaxObjectSize {
+		return in, errTooLarge
+	}
+	in.size = size
+	return in, nil
 }
 
 // redirectToTransformer answers an inline hpull GET: the client fetches the

@@ -1,10 +1,11 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/mlkube/mlkube/controller/datapath/wire"
 )
 
 // Paths of the agent's API.
@@ -43,12 +44,25 @@ func parseTransformPath(escapedPath string) (transformPath, error) {
 	}
 	ns, rest, _ := strings.Cut(rest, "/")
 	name, escObject, _ := strings.Cut(rest, "/")
+	p, err := parsePipeline(escapedPath, ns, name)
+	if err != nil {
+		return transformPath{}, err
+	}
+	if p.object, err = parseObject(escObject); err != nil {
+		return transformPath{}, err
+	}
+	return p, nil
+}
+
+// parsePipeline parses the escaped {namespace} and {name} segments of
+// escapedPath.
+func parsePipeline(escapedPath, ns, name string) (transformPath, error) {
 	var p transformPath
 	var err error
 	if p.namespace, err = url.PathUnescape(ns); err != nil || p.namespace == "" {
 		return transformPath{}, fmt.Errorf("path %q: bad namespace", escapedPath)
 	}
-	if name, err = url.PathUnescape(name); err != nil || name == "" {
+	if name, err = url.PathUnescape(name); err != nil || name == "" || strings.Contains(name, "/") {
 		return transformPath{}, fmt.Errorf("path %q: bad transform name", escapedPath)
 	}
 	p.pipeline = strings.Split(name, PipelineSeparator)
@@ -56,9 +70,6 @@ func parseTransformPath(escapedPath string) (transformPath, error) {
 		if n == "" {
 			return transformPath{}, fmt.Errorf("pipeline %q has an empty stage", name)
 		}
-	}
-	if p.object, err = parseObject(escObject); err != nil {
-		return transformPath{}, err
 	}
 	return p, nil
 }
@@ -70,26 +81,5 @@ func parseObject(escaped string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("object %q: %w", escaped, err)
 	}
-	return object, checkObject(object)
-}
-
-// checkObject refuses object names that could leave the data root: empty,
-// absolute, or with any ".." segment (even one that cleans away), and names
-// with NUL bytes, which no file system accepts. Symlinks are caught when the
-// object is opened (see dataRoot).
-func checkObject(object string) error {
-	switch {
-	case object == "":
-		return errors.New("no object name")
-	case strings.HasPrefix(object, "/"):
-		return fmt.Errorf("object %q is an absolute path", object)
-	case strings.ContainsRune(object, 0):
-		return fmt.Errorf("object %q contains a NUL byte", object)
-	}
-	for seg := range strings.SplitSeq(object, "/") {
-		if seg == ".." {
-			return fmt.Errorf("object %q contains ..", object)
-		}
-	}
-	return nil
+	return object, wire.CheckObject(object)
 }

@@ -74,15 +74,25 @@ func (o *objectRun) close() {
 	}
 }
 
+// sizes returns the bytes that went into the first stage and came out of
+// the last.
+func (o *objectRun) sizes() (in, out int64) {
+	in = o.inSize
+	if o.in != nil {
+		in = o.in.n.Load()
+	}
+	if n := len(o.stages); n > 0 && o.stages[n-1].out != nil {
+		out = o.stages[n-1].out.n.Load()
+	}
+	return in, out
+}
+
 // finish records the object in stats and metrics: every stage that ran
 // counts it, and the last one carries the failure, if any (code 0 is
 // success).
 func (o *objectRun) finish(code int, msg string) {
 	d := time.Since(o.start)
-	bytesIn := o.inSize
-	if o.in != nil {
-		bytesIn = o.in.n.Load()
-	}
+	bytesIn, _ := o.sizes()
 	for i, s := range o.stages {
 		var bytesOut int64
 		if s.out != nil {

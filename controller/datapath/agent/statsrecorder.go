@@ -20,15 +20,25 @@ type recorder struct {
 	transforms sync.Map // "namespace/name" → *transformRecord
 }
 
+// transformRecord counts objects: those of one Transform, or of one
+// offline run.
 type transformRecord struct {
 	objects, bytesIn, bytesOut, errors atomic.Int64
+	recent                             errorRing
+}
 
-	mu sync.Mutex
-	// ring holds the last MaxObjectErrors errors; next is where the next
-	// one goes, full says the ring has wrapped.
-	ring [etlv1alpha1.MaxObjectErrors]etlv1alpha1.ObjectError
-	next int
-	full bool
+// observe counts one object; a non-zero code records it as failed with msg.
+func (t *transformRecord) observe(node string, bytesIn, bytesOut int64, object string, code int, msg string, now time.Time) {
+	t.objects.Add(1)
+	t.bytesIn.Add(bytesIn)
+	t.bytesOut.Add(bytesOut)
+	if code == 0 {
+		return
+	}
+	t.errors.Add(1)
+	t.recent.add(etlv1alpha1.ObjectError{
+		Object: object, Message: msg, StatusCode: int32(code), Node: node, Time: metav1.NewTime(now),
+	})
 }
 
 func (r *recorder) record(key string) *transformRecord {
@@ -41,21 +51,7 @@ func (r *recorder) record(key string) *transformRecord {
 
 // observe counts one object; a non-zero code records it as failed with msg.
 func (r *recorder) observe(key string, bytesIn, bytesOut int64, object string, code int, msg string, now time.Time) {
-	t := r.record(key)
-	t.objects.Add(1)
-	t.bytesIn.Add(bytesIn)
-	t.bytesOut.Add(bytesOut)
-	if code == 0 {
-		return
-	}
-	t.errors.Add(1)
-	t.mu.Lock()
-	t.ring[t.next] = etlv1alpha1.ObjectError{
-		Object: object, Message: msg, StatusCode: int32(code), Node: r.node, Time: metav1.NewTime(now),
-	}
-	t.next = (t.next + 1) % len(t.ring)
-	t.full = t.full || t.next == 0
-	t.mu.Unlock()
+	r.record(key).observe(r.node, bytesIn, bytesOut, object, code, msg, now)
 }
 
 // report returns a snapshot of everything recorded.
@@ -69,16 +65,12 @@ func (r *recorder) report() stats.Report {
 }
 
 func (t *transformRecord) snapshot() stats.Transform {
-	s := stats.Transform{Counters: etlv1alpha1.Counters{
-		Objects: t.objects.Load(), BytesIn: t.bytesIn.Load(), BytesOut: t.bytesOut.Load(), Errors: t.errors.Load(),
-	}}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.full {
-		s.Errors = append(s.Errors, t.ring[t.next:]...)
+	return stats.Transform{
+		Counters: etlv1alpha1.Counters{
+			Objects: t.objects.Load(), BytesIn: t.bytesIn.Load(), BytesOut: t.bytesOut.Load(), Errors: t.errors.Load(),
+		},
+		Errors: t.recent.snapshot(),
 	}
-	s.Errors = append(s.Errors, t.ring[:t.next]...)
-	return s
 }
 
 func (r *recorder) serve(w http.ResponseWriter, _ *http.Request) {

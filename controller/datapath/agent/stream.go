@@ -113,7 +113,7 @@ func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject) {
 
 func (a *Agent) startStreamObject(t Target, ctrl wire.Control, body io.Reader) streamObject {
 	o := streamObject{object: ctrl.Object, start: time.Now(), in: &countingReader{r: body}, exceeded: new(atomic.Bool)}
-	if o.err = checkObject(ctrl.Object); o.err != nil {
+	if o.err = wire.CheckObject(ctrl.Object); o.err != nil {
 		o.err = badPath(o.err)
 		return o
 	}

@@ -83,3 +83,24 @@ func ObjectURL(base, object string, q Query) string {
 	}
 	return u
 }
+
+// CheckObject refuses object names that could leave the directory they are
+// looked up in: empty, absolute, or with any ".." segment (even one that
+// cleans away), and names with NUL bytes, which no file system accepts.
+// Symlinks are for the opener to refuse.
+func CheckObject(object string) error {
+	switch {
+	case object == "":
+		return ErrNoObject
+	case strings.HasPrefix(object, "/"):
+		return fmt.Errorf("object %q is an absolute path", object)
+	case strings.ContainsRune(object, 0):
+		return fmt.Errorf("object %q contains a NUL byte", object)
+	}
+	for seg := range strings.SplitSeq(object, "/") {
+		if seg == ".." {
+			return fmt.Errorf("object %q contains ..", object)
+		}
+	}
+	return nil
+}

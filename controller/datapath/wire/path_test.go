@@ -91,3 +91,22 @@ func TestObjectURL(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckObject(t *testing.T) {
+	for object, ok := range map[string]bool{
+		"a":           true,
+		"a/b/c.jpg":   true,
+		"a/./b":       true,
+		"..a/b..":     true,
+		"":            false,
+		"/etc/passwd": false,
+		"a/../b":      false,
+		"..":          false,
+		"a/..":        false,
+		"a\x00b":      false,
+	} {
+		if err := CheckObject(object); (err == nil) != ok {
+			t.Errorf("CheckObject(%q) = %v, want ok %v", object, err, ok)
+		}
+	}
+}

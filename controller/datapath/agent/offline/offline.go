@@ -1,0 +1,153 @@
+// Package offline is the agent's offline runs API: a dataset-to-dataset
+// transformation of every object under a source directory of the node's
+// data root into a destination directory, with workers, a dry run and
+// continue-on-error; and the pure rules that check and plan a run.
+//
+//	POST   /v1/offline/{namespace}/{name}  Request → 202 Status (Location: /v1/offline/{id})
+//	GET    /v1/offline/{id}                → Status
+//	DELETE /v1/offline/{id}                aborts the run → Status
+//
+// {name} may be a pipeline "a>>b". A client starts the same run on every
+// node's agent and sums the Statuses.
+package offline
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/datapath/wire"
+)
+
+// Path is the prefix of the offline API.
+const Path = "/v1/offline/"
+
+const (
+	// DefaultWorkers is how many objects a run transforms at once unless
+	// the request says otherwise.
+	DefaultWorkers = 4
+	// MaxWorkers bounds the workers of one run.
+	MaxWorkers = 64
+	// MaxPlanned bounds the objects a dry run lists.
+	MaxPlanned = 1000
+)
+
+// Request starts an offline run.
+type Request struct {
+	// Src is the directory under the data root whose objects, at any
+	// depth, are transformed.
+	Src string `json:"src"`
+	// Dst is the directory under the data root the results are written
+	// to, at the same relative names.
+	Dst string `json:"dst"`
+	// Args are passed to the transformer with every object.
+	Args string `json:"args,omitempty"`
+	// Workers is how many objects are transformed at once.
+	Workers int `json:"workers,omitempty"`
+	// DryRun lists what would be written and writes nothing.
+	DryRun bool `json:"dryRun,omitempty"`
+	// ContinueOnError goes on after a failed object; without it, the
+	// first failure stops the run.
+	ContinueOnError bool `json:"continueOnError,omitempty"`
+}
+
+// State is where a run stands.
+type State string
+
+const (
+	StateRunning   State = "Running"
+	StateSucceeded State = "Succeeded"
+	// StateFailed: an object failed; with ContinueOnError every other
+	// object was still attempted.
+	StateFailed  State = "Failed"
+	StateAborted State = "Aborted"
+)
+
+// Status is one agent's view of a run.
+type Status struct {
+	ID string `json:"id"`
+	// Transform is "namespace/name" as requested.
+	Transform string `json:"transform"`
+	Node      string `json:"node"`
+	Request
+	State State `json:"state"`
+	// Message says why a run failed or was aborted.
+	Message string `json:"message,omitempty"`
+	// Total is the number of objects found under Src.
+	Total int64 `json:"total"`
+	// Counters count the objects transformed so far, failed ones included
+	// (Errors).
+	Counters etlv1alpha1.Counters `json:"counters"`
+	// Errors are the most recent failed objects, at most
+	// etlv1alpha1.MaxObjectErrors.
+	Errors []etlv1alpha1.ObjectError `json:"errors,omitempty"`
+	// Planned lists, for a dry run, the first MaxPlanned objects and
+	// where each would be written.
+	Planned  []Item     `json:"planned,omitempty"`
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished,omitempty"`
+}
+
+// Item is one object of a run and the name its result gets.
+type Item struct {
+	Object string `json:"object"`
+	Dst    string `json:"dst"`
+}
+
+// Done reports whether the run has ended.
+func (s Status) Done() bool { return s.State != StateRunning }
+
+// Validate checks a request and fills in its defaults; its errors name the
+// field and say what to do.
+func (r *Request) Validate() error {
+	var err error
+	if r.Src, err = cleanDir("src", r.Src); err != nil {
+		return err
+	}
+	if r.Dst, err = cleanDir("dst", r.Dst); err != nil {
+		return err
+	}
+	if r.Src == r.Dst || within(r.Dst, r.Src) || within(r.Src, r.Dst) {
+		return fmt.Errorf("dst %q overlaps src %q: results would be read as input; choose a destination outside the source", r.Dst, r.Src)
+	}
+	switch {
+	case r.Workers == 0:
+		r.Workers = DefaultWorkers
+	case r.Workers < 0 || r.Workers > MaxWorkers:
+		return fmt.Errorf("workers %d: must be between 1 and %d", r.Workers, MaxWorkers)
+	}
+	return nil
+}
+
+// cleanDir checks a directory under the data root and drops a trailing
+// slash.
+func cleanDir(field, dir string) (string, error) {
+	d := strings.TrimSuffix(dir, "/")
+	if d == "" || d == "." {
+		return "", fmt.Errorf("%s %q: name a directory under the data root, not the root itself", field, dir)
+	}
+	if err := wire.CheckObject(d); err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	if path.Clean(d) != d {
+		return "", fmt.Errorf("%s %q: write it as %q", field, dir, path.Clean(d))
+	}
+	return d, nil
+}
+
+// within reports whether name is under dir.
+func within(name, dir string) bool { return strings.HasPrefix(name, dir+"/") }
+
+// Destination is the name under dst of object, which is under src.
+func Destination(src, dst, object string) string {
+	return dst + "/" + strings.TrimPrefix(object, src+"/")
+}
+
+// TempName is where the result for final is written until it is complete:
+// beside it, so that the rename stays on one file system, and hidden.
+func TempName(final, runID string) string {
+	dir, base := path.Split(final)
+	return dir + "." + base + "." + runID + ".tmp"
+}

@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/mlkube/mlkube/controller/datapath/agent/offline"
+)
+
+// keptRuns is how many runs an agent remembers; the oldest finished ones
+// are forgotten first.
+const keptRuns = 64
+
+// maxOfflineRequest bounds the JSON of a Request.
+const maxOfflineRequest = 64 << 10
+
+// offlineRuns holds the agent's runs by ID.
+type offlineRuns struct {
+	mu    sync.Mutex
+	runs  map[string]*offlineRun
+	order []string // IDs, oldest first
+}
+
+func (rs *offlineRuns) add(r *offlineRun) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.runs == nil {
+		rs.runs = map[string]*offlineRun{}
+	}
+	rs.runs[r.status.ID] = r
+	rs.order = append(rs.order, r.status.ID)
+	for i := 0; len(rs.order) > keptRuns && i < len(rs.order); {
+		if id := rs.order[i]; rs.runs[id].snapshot().Done() {
+			delete(rs.runs, id)
+			rs.order = append(rs.order[:i], rs.order[i+1:]...)
+			continue
+		}
+		i++
+	}
+}
+
+func (rs *offlineRuns) get(id string) *offlineRun {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.runs[id]
+}
+
+func (rs *offlineRuns) all() []offline.Status {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	out := []offline.Status{}
+	for _, id := range rs.order {
+		out = append(out, rs.runs[id].snapshot())
+	}
+	return out
+}
+
+// abortAll stops every run, as the agent closes.
+func (rs *offlineRuns) abortAll() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, r := range rs.runs {
+		r.cancel(errAborted)
+	}
+}
+
+// serveOffline answers the offline API (see package offline).
+func (a *Agent) serveOffline(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.EscapedPath(), offline.Path)
+	if ns, name, ok := strings.Cut(rest, "/"); ok {
+		a.startOfflineRun(w, r, ns, name)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		if rest == "" {
+			writeJSON(w, http.StatusOK, a.offline.all())
+			return
+		}
+		if run := a.offlineRun(w, rest); run != nil {
+			writeJSON(w, http.StatusOK, run.snapshot())
+		}
+	case http.MethodDelete:
+		if run := a.offlineRun(w, rest); run != nil {
+			run.cancel(errAborted)
+			writeJSON(w, http.StatusOK, run.snapshot())
+		}
+	default:
+		w.Header().Set("Allow", "GET, DELETE")
+		a.fail(w, transformPath{}, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on %s{id}", r.Method, offline.Path)))
+	}
+}
+
+// offlineRun finds the run id, or answers 404.
+func (a *Agent) offlineRun(w http.ResponseWriter, id string) *offlineRun {
+	run := a.offline.get(id)
+	if run == nil {
+		a.fail(w, transformPath{}, notFound(fmt.Errorf("offline run %q not found on this node; GET %s lists the runs", id, offline.Path)))
+	}
+	return run
+}
+
+// startOfflineRun answers POST /v1/offline/{namespace}/{name}.
+func (a *Agent) startOfflineRun(w http.ResponseWriter, r *http.Request, ns, name string) {
+	p, err := parsePipeline(r.URL.EscapedPath(), ns, name)
+	if err != nil {
+		a.fail(w, p, badPath(err))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		a.fail(w, p, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed; POST starts an offline run", r.Method)))
+		return
+	}
+	var req offline.Request
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxOfflineRequest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		a.fail(w, p, badPath(fmt.Errorf("offline request: %w", err)))
+		return
+	}
+	if err := req.Validate(); err != nil {
+		a.fail(w, p, badPath(fmt.Errorf("offline request: %w", err)))
+		return
+	}
+	targets, err := a.resolve(r.Context(), p)
+	if err != nil {
+		a.fail(w, p, err)
+		return
+	}
+	if err := a.root.checkDir(req.Src); err != nil {
+		a.fail(w, p, fmt.Errorf("offline request: src: %w", err))
+		return
+	}
+	run := a.startOffline(p, targets, req)
+	a.offline.add(run)
+	w.Header().Set("Location", offline.Path+run.status.ID)
+	writeJSON(w, http.StatusAccepted, run.snapshot())
+}

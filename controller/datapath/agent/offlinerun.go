@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mlkube/mlkube/controller/datapath/agent/offline"
+)
+
+// offlineRun is one offline run on this node: every object under Src goes
+// through the pipeline into Dst, Workers at a time.
+type offlineRun struct {
+	a       *Agent
+	status  offline.Status // the fixed part; counters and state are below
+	targets []Target
+	cancel  context.CancelCauseFunc
+	total   atomic.Int64
+	record  transformRecord
+
+	// done is closed when the run has ended.
+	done chan struct{}
+
+	mu       sync.Mutex
+	state    offline.State
+	message  string
+	planned  []offline.Item
+	finished *time.Time
+}
+
+// errAborted is the cause of a run stopped by DELETE.
+var errAborted = errors.New("aborted by request")
+
+// startOffline validates req and starts the run in the background.
+func (a *Agent) startOffline(p transformPath, targets []Target, req offline.Request) *offlineRun {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r := &offlineRun{
+		a: a,
+		status: offline.Status{
+			ID: newRunID(), Transform: p.namespaceName(), Node: a.opts.Node, Request: req, Started: time.Now(),
+		},
+		targets: targets,
+		cancel:  cancel,
+		state:   offline.StateRunning,
+		done:    make(chan struct{}),
+	}
+	go r.execute(ctx)
+	return r
+}
+
+func newRunID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (r *offlineRun) execute(ctx context.Context) {
+	req := r.status.Request
+	objects, err := r.a.root.list(req.Src)
+	if err != nil {
+		r.end(offline.StateFailed, messageOf(err))
+		return
+	}
+	r.total.Store(int64(len(objects)))
+	if req.DryRun {
+		r.mu.Lock()
+		for _, o := range objects[:min(len(objects), offline.MaxPlanned)] {
+			r.planned = append(r.planned, offline.Item{Object: o, Dst: offline.Destination(req.Src, req.Dst, o)})
+		}
+		r.mu.Unlock()
+		r.end(offline.StateSucceeded, "")
+		return
+	}
+	work := make(chan string)
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range req.Workers {
+		wg.Go(func() {
+			buf := getBuffer()
+			defer putBuffer(buf)
+			for object := range work {
+				if ctx.Err() != nil {
+					continue // stopped: the rest is not attempted
+				}
+				if err := r.transform(ctx, object, *buf); err != nil {
+					failed.Store(true)
+					if !req.ContinueOnError {
+						r.cancel(fmt.Errorf("stopped after object %q failed: %s", object, messageOf(err)))
+					}
+				}
+			}
+		})
+	}
+feed:
+	for _, o := range objects {
+		select {
+		case work <- o:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errAborted):
+		r.end(offline.StateAborted, cause.Error())
+	case cause != nil:
+		r.end(offline.StateFailed, cause.Error())
+	case failed.Load():
+		r.end(offline.StateFailed, "some objects failed; see errors")
+	default:
+		r.end(offline.StateSucceeded, "")
+	}
+}
+
+// transform runs one object through the pipeline into its destination.
+func (r *offlineRun) transform(ctx context.Context, object string, buf []byte) error {
+	o := &objectRun{a: r.a, object: object, start: time.Now()}
+	ctx, cancel := context.WithTimeout(ctx, objectTimeoutOf(r.targets))
+	defer cancel()
+	err := r.write(ctx, o, buf)
+	code, msg := 0, ""
+	if err != nil {
+		err = o.classify(err)
+		code, msg = statusOf(err), messageOf(err)
+	}
+	o.finish(code, msg)
+	in, out := o.sizes()
+	r.record.observe(r.a.opts.Node, in, out, object, code, msg, o.start)
+	return err
+}
+
+// write runs o's object through the pipeline and writes the result.
+func (r *offlineRun) write(ctx context.Context, o *objectRun, buf []byte) error {
+	req := r.status.Request
+	in, err := r.a.localInput(o.object, req.Args)
+	if err != nil {
+		o.stages = append(o.stages, stageRun{t: r.targets[0]})
+		return err
+	}
+	o.inSize = in.size
+	result, _, err := o.run(ctx, r.targets, in)
+	if err != nil {
+		return err
+	}
+	defer result.Close()
+	dst := offline.Destination(req.Src, req.Dst, o.object)
+	return r.a.root.create(dst, offline.TempName(dst, r.status.ID), result, buf)
+}
+
+func (r *offlineRun) end(state offline.State, message string) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state, r.message, r.finished = state, message, &now
+	r.cancel(nil)
+	close(r.done)
+}
+
+// snapshot returns the run's Status now.
+func (r *offlineRun) snapshot() offline.Status {
+	s := r.status
+	s.Total = r.total.Load()
+	t := r.record.snapshot()
+	s.Counters, s.Errors = t.Counters, t.Errors
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.State, s.Message, s.Finished = r.state, r.message, r.finished
+	s.Planned = append([]offline.Item(nil), r.planned...)
+	return s
+}
