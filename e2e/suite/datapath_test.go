@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"net/url"
@@ -229,4 +231,75 @@ func TestDataPathPipeline(t *testing.T) {
 	if want := node + ":" + md5hex([]byte("MAKE ME LOUD")); code != 200 || body != want {
 		t.Errorf("pipeline upper>>%s got %d %q; want 200 %q", last.Name, code, body, want)
 	}
+}
+
+// postFrom makes the client pod POST body to u and returns the status and body it got.
+func postFrom(t *testing.T, ns, pod, u string, body []byte) (int, string) {
+	t.Helper()
+	res := clientset.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod+":8080").
+		SubResource("proxy").Suffix("fetch").Param("url", u).Body(body).Do(context.Background())
+	var code int
+	res.StatusCode(&code)
+	raw, err := res.Raw()
+	if err != nil && code == 0 {
+		return 0, fmt.Sprintf("posting to %s from %s: %v", u, pod, err)
+	}
+	return code, string(raw)
+}
+
+// TestDataPathOfflineRun transforms a dataset in a node's data root into another directory of it:
+// the node's agent runs it, and the results appear on the node under their final names only.
+func TestDataPathOfflineRun(t *testing.T) {
+	node := readyNodes(t)[0]
+	ns := namespace(t)
+	clientPod := clientOn(t, ns, node)
+	tr := builders.Transform("md5").Namespace(ns).Runtime("mlkube/transformer-md5:dev").Comm(v1alpha1.CommHPush).Obj()
+	create(t, tr)
+	waitForStage(t, tr, v1alpha1.StageRunning)
+	src, dst := fmt.Sprintf("e2e/%s/offline-src", ns), fmt.Sprintf("e2e/%s/offline-dst", ns)
+	want := map[string]string{}
+	for i := range 50 {
+		data := fmt.Appendf(nil, "offline object %d of %s", i, ns)
+		name := fmt.Sprintf("%s/d%d/o%02d", src, i%3, i)
+		writeObject(t, node, name, data)
+		want[dst+strings.TrimPrefix(name, src)] = md5hex(data)
+	}
+	// The agent runs unprivileged: the destination is prepared writable for it, as an operator
+	// prepares a node's data directory.
+	hostDst := filepath.Join(hostDataRoot, node, dst)
+	if err := os.MkdirAll(hostDst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(hostDst, 65532, 65532); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(hostDst) })
+
+	code, body := postFrom(t, ns, clientPod, agentURL+"/v1/offline/"+ns+"/"+tr.Name,
+		fmt.Appendf(nil, `{"src": %q, "dst": %q, "workers": 4}`, src, dst))
+	var started struct{ ID, Node string }
+	if err := json.Unmarshal([]byte(body), &started); code != 202 || err != nil || started.Node != node {
+		t.Fatalf("starting the run from node %s: %d %q; want 202 from that node's agent", node, code, body)
+	}
+	var last string
+	eventually(t, "the offline run to succeed", func(context.Context) (bool, error) {
+		code, body := fetchFrom(t, ns, clientPod, agentURL+"/v1/offline/"+started.ID)
+		last = body
+		return code == 200 && strings.Contains(body, `"state":"Succeeded"`), nil
+	})
+	if !strings.Contains(last, `"total":50`) || !strings.Contains(last, `"objects":50`) {
+		t.Errorf("final status %s; want 50 objects, all transformed", last)
+	}
+	for name, sum := range want {
+		got, err := os.ReadFile(filepath.Join(hostDataRoot, node, name))
+		if err != nil || strings.TrimSpace(string(got)) != sum {
+			t.Errorf("%s on node %s: %q (%v); want md5 %s", name, node, got, err, sum)
+		}
+	}
+	filepath.WalkDir(hostDst, func(p string, _ fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".tmp") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
 }

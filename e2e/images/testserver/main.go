@@ -1,6 +1,7 @@
 // Command testserver is the e2e suite's workload. It answers GET / with the pod and node it runs on
 // (from the downward-API variables POD_NAME and NODE_NAME), and lets a test probe the cluster from
-// inside the pod through the API server's pod proxy: /fetch?url=U returns what U answered,
+// inside the pod through the API server's pod proxy: /fetch?url=U returns what U answered (to a
+// GET, or to a POST of the request's body),
 // /lookup?name=N what cluster DNS says about N.
 package main
 
@@ -33,6 +34,7 @@ func newMux() *http.ServeMux {
 		writeJSON(w, Identity{Pod: os.Getenv("POD_NAME"), Node: os.Getenv("NODE_NAME")})
 	})
 	mux.HandleFunc("GET /fetch", fetch)
+	mux.HandleFunc("POST /fetch", fetch)
 	mux.HandleFunc("GET /lookup", lookup)
 	return mux
 }

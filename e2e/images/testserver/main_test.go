@@ -45,6 +45,26 @@ func TestIdentityAndFetch(t *testing.T) {
 	}
 }
 
+func TestFetchRelaysAPost(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, r.Method+" "+r.Header.Get("Content-Type")+" "+string(b))
+	}))
+	defer echo.Close()
+	srv := httptest.NewServer(newMux())
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/fetch?url="+url.QueryEscape(echo.URL), "text/plain", strings.NewReader(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if want := `POST application/json {"a":1}`; resp.StatusCode != http.StatusAccepted || string(b) != want {
+		t.Errorf("POST /fetch = %d %q, want 202 %q", resp.StatusCode, b, want)
+	}
+}
+
 func TestProbeErrors(t *testing.T) {
 	srv := httptest.NewServer(newMux())
 	defer srv.Close()

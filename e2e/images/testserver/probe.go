@@ -15,9 +15,18 @@ var probeClient = &http.Client{
 	Transport: &http.Transport{DisableKeepAlives: true},
 }
 
-// fetch relays what ?url= answers: its status code and body.
+// fetch relays what ?url= answers, its status code and body, to a GET, or
+// to a POST of this request's body (JSON).
 func fetch(w http.ResponseWriter, r *http.Request) {
-	resp, err := probeClient.Get(r.URL.Query().Get("url"))
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.Query().Get("url"), r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.Method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := probeClient.Do(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
