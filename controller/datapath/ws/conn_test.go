@@ -448,3 +448,35 @@ func TestMessagesWrittenDuringASendLeaveTogether(t *testing.T) {
 		t.Errorf("the second write holds more than the nine frames")
 	}
 }
+
+// stuckConn signals when a write starts, then blocks in it until closed.
+type stuckConn struct {
+	net.Conn
+	writing chan struct{}
+	once    sync.Once
+}
+
+func (s *stuckConn) Write(p []byte) (int, error) {
+	s.once.Do(func() { close(s.writing) })
+	return s.Conn.Write(p)
+}
+
+// TestCloseNowFreesAStuckWriter: a peer that stops reading leaves a writer
+// blocked in the socket with the buffer locked; CloseNow must not wait for
+// that lock, and the writer must get an error.
+func TestCloseNowFreesAStuckWriter(t *testing.T) {
+	ours, peer := net.Pipe() // every write waits for a read that never comes
+	defer peer.Close()
+	s := &stuckConn{Conn: ours, writing: make(chan struct{})}
+	c := newConn(s, nil, false)
+	sent := make(chan error, 1)
+	go func() { sent <- c.Send(Binary, payload(writeBufferSize * 2)) }()
+	<-s.writing
+	c.CloseNow()
+	if err := <-sent; err == nil {
+		t.Error("a write cut by CloseNow succeeded")
+	}
+	if err := c.Send(Text, []byte("after")); err == nil {
+		t.Error("Send after CloseNow succeeded")
+	}
+}

@@ -94,8 +94,8 @@ func (c *Conn) writeControl(op opcode, p []byte) error {
 // it fills. A large payload that needs no copy for masking is sent
 // straight from p, behind what is buffered, in one writev. c.mu is held.
 func (c *Conn) bufferFrame(fin bool, op opcode, p []byte, owned bool) error {
-	if c.werr != nil {
-		return c.werr
+	if err := c.writable(); err != nil {
+		return err
 	}
 	if len(c.wbuf)+maxHeaderSize > cap(c.wbuf) {
 		if err := c.flushLocked(); err != nil {
@@ -140,14 +140,22 @@ func (c *Conn) bufferFrame(fin bool, op opcode, p []byte, owned bool) error {
 
 // flushLocked sends the buffer; c.mu is held.
 func (c *Conn) flushLocked() error {
-	if c.werr != nil || len(c.wbuf) == 0 {
-		return c.werr
+	if err := c.writable(); err != nil || len(c.wbuf) == 0 {
+		return err
 	}
 	c.sendMu.Lock()
 	_, err := c.nc.Write(c.wbuf)
 	c.sendMu.Unlock()
 	c.wbuf = c.wbuf[:0]
 	return c.writeFailed(err)
+}
+
+// writable returns why nothing more can be written, if so; c.mu is held.
+func (c *Conn) writable() error {
+	if c.werr == nil && c.closed.Load() {
+		c.werr = ErrClosed
+	}
+	return c.werr
 }
 
 // writeFailed ends the write side on err.
@@ -181,7 +189,7 @@ func (c *Conn) flusher() {
 
 func (c *Conn) flushBuffered() {
 	c.mu.Lock()
-	if c.werr != nil || len(c.wbuf) == 0 {
+	if c.writable() != nil || len(c.wbuf) == 0 {
 		c.mu.Unlock()
 		return
 	}
@@ -225,11 +233,10 @@ func (c *Conn) Close(code StatusCode, reason string) error {
 func (c *Conn) CloseNow() error {
 	var err error
 	c.closeOnce.Do(func() {
+		// No lock: a writer may hold one while it waits for a peer that
+		// does not read, and closing is what must free it.
 		c.closed.Store(true)
 		close(c.done)
-		c.mu.Lock()
-		c.writeFailed(ErrClosed)
-		c.mu.Unlock()
 		tc, ok := c.nc.(interface{ CloseWrite() error })
 		if !c.closeSent.Load() || !ok || tc.CloseWrite() != nil {
 			err = c.nc.Close()
