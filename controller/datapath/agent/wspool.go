@@ -20,14 +20,20 @@ type wsPool struct {
 
 	mu    sync.Mutex
 	conns []*wsConn
+	// used: a connection was dialled; gone: the pool was forgotten, and
+	// a caller holding it must look the URL up again.
+	used, gone bool
 }
 
 // get returns a connection for one object, avoiding those in avoid: a
 // pipeline that runs through the same transformer twice must not wait on a
 // connection that carries its own earlier stage.
-func (p *wsPool) get(ctx context.Context, avoid []*wsConn) (*wsConn, error) {
+func (p *wsPool) get(ctx context.Context, avoid []*wsConn) (c *wsConn, gone bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.gone {
+		return nil, true, nil
+	}
 	p.conns = slices.DeleteFunc(p.conns, (*wsConn).broken)
 	var best *wsConn
 	for _, c := range p.conns {
@@ -39,16 +45,26 @@ func (p *wsPool) get(ctx context.Context, avoid []*wsConn) (*wsConn, error) {
 		}
 	}
 	if best != nil && (best.inflight.Load() == 0 || len(p.conns) >= p.size) {
-		return best, nil
+		return best, false, nil
 	}
 	// Dialling under the lock keeps the pool at its size; on a node-local
 	// connection it takes a round trip.
-	c, err := dialWS(ctx, p.url)
-	if err != nil {
-		return nil, err
+	p.used = true
+	if c, err = dialWS(ctx, p.url); err != nil {
+		return nil, false, err
 	}
 	p.conns = append(p.conns, c)
-	return c, nil
+	return c, false, nil
+}
+
+// forget marks the pool gone if every connection it dialled has broken:
+// its transformer has most likely gone with its pod.
+func (p *wsPool) forget() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.conns = slices.DeleteFunc(p.conns, (*wsConn).broken)
+	p.gone = p.gone || (p.used && len(p.conns) == 0)
+	return p.gone
 }
 
 func (p *wsPool) close() {
@@ -66,10 +82,28 @@ type wsPools struct {
 	pools sync.Map // URL → *wsPool
 }
 
+// get returns a connection to the transformer at url for one object.
+func (ps *wsPools) get(ctx context.Context, url string, avoid []*wsConn) (*wsConn, error) {
+	for {
+		c, gone, err := ps.pool(url).get(ctx, avoid)
+		if !gone {
+			return c, err
+		}
+	}
+}
+
 func (ps *wsPools) pool(url string) *wsPool {
 	if p, ok := ps.pools.Load(url); ok {
 		return p.(*wsPool)
 	}
+	// A transformer not seen before, often one that replaced another:
+	// forget the pools whose connections have all broken.
+	ps.pools.Range(func(k, p any) bool {
+		if p.(*wsPool).forget() {
+			ps.pools.CompareAndDelete(k, p)
+		}
+		return true
+	})
 	p, _ := ps.pools.LoadOrStore(url, &wsPool{url: url, size: ps.size})
 	return p.(*wsPool)
 }
@@ -98,7 +132,7 @@ func (w wsComm) transform(ctx context.Context, t Target, in input, exceeded *ato
 			return nil, 0, err
 		}
 	}
-	conn, err := w.a.ws.pool(t.URL).get(ctx, *in.wsConns)
+	conn, err := w.a.ws.get(ctx, t.URL, *in.wsConns)
 	if err != nil {
 		closeBody(body)
 		return nil, 0, err

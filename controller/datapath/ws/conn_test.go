@@ -470,7 +470,7 @@ func TestCloseNowFreesAStuckWriter(t *testing.T) {
 	s := &stuckConn{Conn: ours, writing: make(chan struct{})}
 	c := newConn(s, nil, false)
 	sent := make(chan error, 1)
-	go func() { sent <- c.Send(Binary, payload(writeBufferSize * 2)) }()
+	go func() { sent <- c.Send(Binary, payload(writeBufferSize*2)) }()
 	<-s.writing
 	c.CloseNow()
 	if err := <-sent; err == nil {
