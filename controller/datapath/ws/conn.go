@@ -36,6 +36,11 @@ const (
 	// directWrite is the payload size from which an unmasked frame is sent
 	// straight from the caller's bytes (writev) instead of copied.
 	directWrite = 16 << 10
+	// minFrame is the least a streamed frame carries, but the last.
+	minFrame = directWrite
+	// directRead is the read size from which a payload is read straight
+	// from the socket when nothing is buffered.
+	directRead = 16 << 10
 	// closeGrace is how long Close waits for the peer's close frame.
 	closeGrace = 5 * time.Second
 )
@@ -239,7 +244,14 @@ func (m *messageReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > c.left {
 		p = p[:c.left]
 	}
-	n, err := c.br.Read(p)
+	var n int
+	var err error
+	if len(p) >= directRead && c.br.Buffered() == 0 {
+		// Large and nothing buffered: straight into p, one copy less.
+		n, err = c.sock.Read(p)
+	} else {
+		n, err = c.br.Read(p)
+	}
 	if c.closed.Load() {
 		// The socket may be being drained by CloseNow.
 		return 0, c.failRead(ErrClosed)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/coder/websocket"
 )
@@ -478,5 +479,46 @@ func TestCloseNowFreesAStuckWriter(t *testing.T) {
 	}
 	if err := c.Send(Text, []byte("after")); err == nil {
 		t.Error("Send after CloseNow succeeded")
+	}
+}
+
+// TestWriteFromTricklingSource: a source that yields a byte per read still
+// goes out in frames of at least minFrame, the last one ending the message
+// with data rather than an empty frame.
+func TestWriteFromTricklingSource(t *testing.T) {
+	ours, peer := net.Pipe()
+	defer peer.Close()
+	c := newConn(ours, nil, false)
+	defer c.CloseNow()
+	want := payload(100 << 10)
+	sent := make(chan error, 1)
+	go func() {
+		c.LockWrite()
+		defer c.UnlockWrite()
+		_, srcErr, dstErr := c.WriteFrom(Binary, iotest.OneByteReader(bytes.NewReader(want)), make([]byte, 64<<10))
+		sent <- errors.Join(srcErr, dstErr)
+	}()
+	br := bufio.NewReader(peer)
+	var got []byte
+	for {
+		h, err := readHeader(br, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.fin && h.length < minFrame {
+			t.Errorf("frame of %d bytes before the last, want at least %d", h.length, minFrame)
+		}
+		p := make([]byte, h.length)
+		io.ReadFull(br, p)
+		got = append(got, p...)
+		if h.fin {
+			if h.length == 0 {
+				t.Error("the message ends with an empty frame")
+			}
+			break
+		}
+	}
+	if err := <-sent; err != nil || !bytes.Equal(got, want) {
+		t.Errorf("WriteFrom = %v; %d bytes arrived, want %d equal ones", err, len(got), len(want))
 	}
 }

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"time"
 
@@ -256,25 +257,32 @@ func (c *Conn) CloseNow() error {
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // WriteFrom sends what r yields as one message, through buf: in one frame
-// when it ends within buf, streamed in frames otherwise. buf is masked in
-// place, which spares a client a copy of every byte. started reports
-// whether part of the message had gone out when r failed, in which case
-// only closing the connection can report the failure. It needs LockWrite
-// held.
+// when it ends within buf, streamed in frames otherwise. Each frame waits
+// for at least minFrame bytes (or the end), as an HTTP response buffers
+// small writes: a source that trickles must not cost a system call and a
+// packet per read. buf is masked in place, which spares a client a copy of
+// every byte. started reports whether part of the message had gone out
+// when r failed, in which case only closing the connection can report the
+// failure. It needs LockWrite held.
 func (c *Conn) WriteFrom(typ MessageType, r io.Reader, buf []byte) (started bool, srcErr, dstErr error) {
 	n, complete, err := bufpool.Prefetch(r, buf)
 	if err != nil {
 		return false, err, nil
 	}
-	if complete {
-		return true, nil, c.writeFrame(true, opcode(typ), buf[:n], true)
+	op := opcode(typ)
+	for !complete {
+		if err := c.writeFrame(false, op, buf[:n], true); err != nil {
+			return true, nil, err
+		}
+		op = opContinuation
+		n, err = io.ReadAtLeast(r, buf, minFrame)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			complete = true
+		case err != nil:
+			return true, err, nil
+		}
 	}
-	w := &messageWriter{c: c, op: opcode(typ), owned: true}
-	if _, err := w.Write(buf[:n]); err != nil {
-		return true, nil, err
-	}
-	if srcErr, dstErr := bufpool.Copy(w, r, buf); srcErr != nil || dstErr != nil {
-		return true, srcErr, dstErr
-	}
-	return true, nil, w.Close()
+	// The last bytes end the message in the same frame.
+	return true, nil, c.writeFrame(true, op, buf[:n], true)
 }
