@@ -2,6 +2,7 @@ package ws
 
 import (
 	"bufio"
+	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -143,21 +144,25 @@ func unexpected(err error) error {
 
 // maskCopy writes src XOR the mask key into dst (which may be src itself),
 // starting at byte pos of the key, and returns the key position after it.
-// It works a word at a time: masking runs on every byte of every client
-// frame.
+// Masking runs on every byte of every client frame, so long runs go through
+// crypto/subtle's vectorised XOR against a block of repeated key.
 func maskCopy(dst, src []byte, key [4]byte, pos int) int {
 	dst = dst[:len(src)]
+	if len(src) >= maskBlock {
+		var pattern [maskBlock]byte
+		for i := range pattern {
+			pattern[i] = key[(pos+i)&3]
+		}
+		// maskBlock is a multiple of 4: every block starts at pos.
+		for len(src) >= maskBlock {
+			subtle.XORBytes(dst[:maskBlock], src[:maskBlock], pattern[:])
+			dst, src = dst[maskBlock:], src[maskBlock:]
+		}
+	}
 	k32 := binary.LittleEndian.Uint32(key[:])
 	k32 = bits.RotateLeft32(k32, -8*(pos&3))
 	k64 := uint64(k32) | uint64(k32)<<32
 	i := 0
-	for ; i+32 <= len(src); i += 32 {
-		d, s := dst[i:i+32], src[i:i+32]
-		binary.LittleEndian.PutUint64(d[0:], binary.LittleEndian.Uint64(s[0:])^k64)
-		binary.LittleEndian.PutUint64(d[8:], binary.LittleEndian.Uint64(s[8:])^k64)
-		binary.LittleEndian.PutUint64(d[16:], binary.LittleEndian.Uint64(s[16:])^k64)
-		binary.LittleEndian.PutUint64(d[24:], binary.LittleEndian.Uint64(s[24:])^k64)
-	}
 	for ; i+8 <= len(src); i += 8 {
 		binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:])^k64)
 	}
@@ -166,3 +171,6 @@ func maskCopy(dst, src []byte, key [4]byte, pos int) int {
 	}
 	return (pos + len(src)) & 3
 }
+
+// maskBlock is the run masked at once with a block of key.
+const maskBlock = 512

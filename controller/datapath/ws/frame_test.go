@@ -53,7 +53,7 @@ func TestMaskCopy(t *testing.T) {
 	key := [4]byte{0xA1, 0xB2, 0xC3, 0xD4}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 200 {
-		src := make([]byte, rng.IntN(100))
+		src := make([]byte, rng.IntN(3*maskBlock))
 		for i := range src {
 			src[i] = byte(rng.Uint32())
 		}
