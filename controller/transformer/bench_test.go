@@ -2,16 +2,14 @@ package transformer_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/coder/websocket"
-
 	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/controller/datapath/ws"
 	"github.com/mlkube/mlkube/controller/transformer/transformertest"
 )
 
@@ -50,7 +48,7 @@ func BenchmarkBareHTTP(b *testing.B) {
 	})
 }
 
-// BenchmarkBareWS is the ws baseline: a handler on the same library that
+// BenchmarkBareWS is the ws baseline: a handler on the same WebSocket that
 // skips each control message and copies each data message back.
 func BenchmarkBareWS(b *testing.B) {
 	ts := httptest.NewServer(http.HandlerFunc(bareWSEcho))
@@ -66,27 +64,24 @@ func BenchmarkBareWS(b *testing.B) {
 }
 
 func bareWSEcho(w http.ResponseWriter, r *http.Request) {
-	conn, err := websocket.Accept(w, r, nil)
+	conn, err := ws.Accept(w, r)
 	if err != nil {
 		return
 	}
 	defer conn.CloseNow()
-	conn.SetReadLimit(-1)
-	ctx := context.Background()
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, 64<<10)
 	for {
-		if _, ctrl, err := conn.Reader(ctx); err != nil || copyDiscard(ctrl) != nil {
+		if _, ctrl, err := conn.NextReader(); err != nil || copyDiscard(ctrl) != nil {
 			return
 		}
-		_, in, err := conn.Reader(ctx)
+		_, in, err := conn.NextReader()
 		if err != nil {
 			return
 		}
-		out, err := conn.Writer(ctx, websocket.MessageBinary)
-		if err != nil {
-			return
-		}
-		if _, err := io.CopyBuffer(out, in, buf); err != nil || out.Close() != nil {
+		conn.LockWrite()
+		_, srcErr, dstErr := conn.WriteFrom(ws.Binary, in, buf)
+		conn.UnlockWrite()
+		if srcErr != nil || dstErr != nil {
 			return
 		}
 	}

@@ -27,7 +27,7 @@ func (c *Conn) Send(typ MessageType, p []byte) error {
 // WriteMessage writes one message in one frame. It returns once the frame
 // is buffered; the flusher sends it.
 func (c *Conn) WriteMessage(typ MessageType, p []byte) error {
-	return c.writeFrame(true, opcode(typ), p, false)
+	return c.writeFrame(true, opcode(typ), p)
 }
 
 // MessageWriter returns a writer of one message, each Write a frame, sent
@@ -41,8 +41,6 @@ type messageWriter struct {
 	c      *Conn
 	op     opcode
 	closed bool
-	// owned says the bytes written are the writer's to mask in place.
-	owned bool
 }
 
 func (w *messageWriter) Write(p []byte) (int, error) {
@@ -52,7 +50,7 @@ func (w *messageWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if err := w.c.writeFrame(false, w.op, p, w.owned); err != nil {
+	if err := w.c.writeFrame(false, w.op, p); err != nil {
 		return 0, err
 	}
 	w.op = opContinuation
@@ -64,14 +62,13 @@ func (w *messageWriter) Close() error {
 		return nil
 	}
 	w.closed = true
-	return w.c.writeFrame(true, w.op, nil, false)
+	return w.c.writeFrame(true, w.op, nil)
 }
 
-// writeFrame buffers one frame and wakes the flusher. owned says p may be
-// masked in place.
-func (c *Conn) writeFrame(fin bool, op opcode, p []byte, owned bool) error {
+// writeFrame buffers one frame and wakes the flusher.
+func (c *Conn) writeFrame(fin bool, op opcode, p []byte) error {
 	c.mu.Lock()
-	err := c.bufferFrame(fin, op, p, owned)
+	err := c.bufferFrame(fin, op, p)
 	pending := len(c.wbuf) > 0
 	c.mu.Unlock()
 	if pending {
@@ -85,16 +82,16 @@ func (c *Conn) writeFrame(fin bool, op opcode, p []byte, owned bool) error {
 func (c *Conn) writeControl(op opcode, p []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.bufferFrame(true, op, p, false); err != nil {
+	if err := c.bufferFrame(true, op, p); err != nil {
 		return err
 	}
 	return c.flushLocked()
 }
 
-// bufferFrame appends a frame to the write buffer, sending the buffer as
-// it fills. A large payload that needs no copy for masking is sent
-// straight from p, behind what is buffered, in one writev. c.mu is held.
-func (c *Conn) bufferFrame(fin bool, op opcode, p []byte, owned bool) error {
+// bufferFrame appends a frame to the write buffer, masking a client's
+// payload as it is copied in and sending the buffer as it fills; c.mu is
+// held.
+func (c *Conn) bufferFrame(fin bool, op opcode, p []byte) error {
 	if err := c.writable(); err != nil {
 		return err
 	}
@@ -108,19 +105,6 @@ func (c *Conn) bufferFrame(fin bool, op opcode, p []byte, owned bool) error {
 		binary.LittleEndian.PutUint32(h.key[:], uint32(c.rng.Uint64()))
 	}
 	c.wbuf = appendHeader(c.wbuf, h)
-	if len(p) >= directWrite && (!h.masked || owned) {
-		if h.masked {
-			maskCopy(p, p, h.key, 0)
-		}
-		c.iovArr = [2][]byte{c.wbuf, p}
-		c.iov = c.iovArr[:]
-		c.sendMu.Lock()
-		_, err := c.iov.WriteTo(c.nc)
-		c.sendMu.Unlock()
-		c.iovArr = [2][]byte{} // not to keep p
-		c.wbuf = c.wbuf[:0]
-		return c.writeFailed(err)
-	}
 	pos := 0
 	for len(p) > 0 {
 		if len(c.wbuf) == cap(c.wbuf) {
@@ -129,10 +113,12 @@ func (c *Conn) bufferFrame(fin bool, op opcode, p []byte, owned bool) error {
 			}
 		}
 		start := len(c.wbuf)
-		n := copy(c.wbuf[start:cap(c.wbuf)], p)
+		n := min(len(p), cap(c.wbuf)-start)
 		c.wbuf = c.wbuf[:start+n]
 		if h.masked {
-			pos = maskCopy(c.wbuf[start:], c.wbuf[start:], h.key, pos)
+			pos = maskCopy(c.wbuf[start:], p[:n], h.key, pos)
+		} else {
+			copy(c.wbuf[start:], p[:n])
 		}
 		p = p[n:]
 	}
@@ -260,8 +246,7 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // when it ends within buf, streamed in frames otherwise. Each frame waits
 // for at least minFrame bytes (or the end), as an HTTP response buffers
 // small writes: a source that trickles must not cost a system call and a
-// packet per read. buf is masked in place, which spares a client a copy of
-// every byte. started reports whether part of the message had gone out
+// packet per read. started reports whether part of the message had gone out
 // when r failed, in which case only closing the connection can report the
 // failure. It needs LockWrite held.
 func (c *Conn) WriteFrom(typ MessageType, r io.Reader, buf []byte) (started bool, srcErr, dstErr error) {
@@ -271,7 +256,7 @@ func (c *Conn) WriteFrom(typ MessageType, r io.Reader, buf []byte) (started bool
 	}
 	op := opcode(typ)
 	for !complete {
-		if err := c.writeFrame(false, op, buf[:n], true); err != nil {
+		if err := c.writeFrame(false, op, buf[:n]); err != nil {
 			return true, nil, err
 		}
 		op = opContinuation
@@ -284,5 +269,5 @@ func (c *Conn) WriteFrom(typ MessageType, r io.Reader, buf []byte) (started bool
 		}
 	}
 	// The last bytes end the message in the same frame.
-	return true, nil, c.writeFrame(true, op, buf[:n], true)
+	return true, nil, c.writeFrame(true, op, buf[:n])
 }
