@@ -156,13 +156,21 @@ func TestDataPathTransformsANodeLocalObjectOnItsNode(t *testing.T) {
 	}
 }
 
-func TestDataPathMD5OfAThousandObjects(t *testing.T) {
-	node := readyNodes(t)[0]
-	ns := namespace(t)
-	clientPod := clientOn(t, ns, node)
-	tr := builders.Transform("md5").Namespace(ns).Runtime("mlkube/transformer-md5:dev").Comm(v1alpha1.CommWS).Obj()
+// md5OnANode runs the md5 transformer over comm and a client pod on one node, and returns them
+// once the Transform is Running.
+func md5OnANode(t *testing.T, comm v1alpha1.Communication) (node, ns, clientPod string, tr *v1alpha1.Transform) {
+	t.Helper()
+	node = readyNodes(t)[0]
+	ns = namespace(t)
+	clientPod = clientOn(t, ns, node)
+	tr = builders.Transform("md5").Namespace(ns).Runtime("mlkube/transformer-md5:dev").Comm(comm).Obj()
 	create(t, tr)
 	waitForStage(t, tr, v1alpha1.StageRunning)
+	return node, ns, clientPod, tr
+}
+
+func TestDataPathMD5OfAThousandObjects(t *testing.T) {
+	node, ns, clientPod, tr := md5OnANode(t, v1alpha1.CommWS)
 	want := map[string]string{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 1000 {
@@ -250,12 +258,7 @@ func postFrom(t *testing.T, ns, pod, u string, body []byte) (int, string) {
 // TestDataPathOfflineRun transforms a dataset in a node's data root into another directory of it:
 // the node's agent runs it, and the results appear on the node under their final names only.
 func TestDataPathOfflineRun(t *testing.T) {
-	node := readyNodes(t)[0]
-	ns := namespace(t)
-	clientPod := clientOn(t, ns, node)
-	tr := builders.Transform("md5").Namespace(ns).Runtime("mlkube/transformer-md5:dev").Comm(v1alpha1.CommHPush).Obj()
-	create(t, tr)
-	waitForStage(t, tr, v1alpha1.StageRunning)
+	node, ns, clientPod, tr := md5OnANode(t, v1alpha1.CommHPush)
 	src, dst := fmt.Sprintf("e2e/%s/offline-src", ns), fmt.Sprintf("e2e/%s/offline-dst", ns)
 	want := map[string]string{}
 	for i := range 50 {

@@ -33,7 +33,7 @@ func (rs *offlineRuns) add(r *offlineRun) {
 	rs.runs[r.status.ID] = r
 	rs.order = append(rs.order, r.status.ID)
 	for i := 0; len(rs.order) > keptRuns && i < len(rs.order); {
-		if id := rs.order[i]; rs.runs[id].snapshot().Done() {
+		if id := rs.order[i]; rs.runs[id].ended() {
 			delete(rs.runs, id)
 			rs.order = append(rs.order[:i], rs.order[i+1:]...)
 			continue

@@ -36,7 +36,7 @@ type offlineRun struct {
 // errAborted is the cause of a run stopped by DELETE.
 var errAborted = errors.New("aborted by request")
 
-// startOffline validates req and starts the run in the background.
+// startOffline starts a run of a validated req in the background.
 func (a *Agent) startOffline(p transformPath, targets []Target, req offline.Request) *offlineRun {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &offlineRun{
@@ -51,6 +51,16 @@ func (a *Agent) startOffline(p transformPath, targets []Target, req offline.Requ
 	}
 	go r.execute(ctx)
 	return r
+}
+
+// ended reports whether the run has ended.
+func (r *offlineRun) ended() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
 }
 
 func newRunID() string {

@@ -96,9 +96,6 @@ type Item struct {
 	Dst    string `json:"dst"`
 }
 
-// Done reports whether the run has ended.
-func (s Status) Done() bool { return s.State != StateRunning }
-
 // Validate checks a request and fills in its defaults; its errors name the
 // field and say what to do.
 func (r *Request) Validate() error {
