@@ -13,6 +13,9 @@ export MLKUBE_CACHE ?= $(HOME)/.cache/mlkube
 FUZZTIME ?= 5s
 # Generated files `verify` checks.
 GENERATED := api manifests
+# Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
+# and the Kubernetes and CoreDNS builds of the e2e cluster and the integration tests.
+PINNED_MODULES := . hack/tools hack/kubebuild hack/corednsbuild
 
 .PHONY: all
 all: generate manifests build lint test
@@ -33,11 +36,15 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 	hack/render-install.sh
 
 .PHONY: verify
-verify: generate manifests ## fail when generated files are stale
+verify: generate manifests verify-pins ## fail when generated files are stale or a pinned module file is missing or untidy
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated files are stale; run 'make generate manifests' and commit:"; \
 		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); exit 1; fi
 	@echo "generated files are up to date"
+
+.PHONY: verify-pins
+verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy or unpinned
+	hack/verify-pins.sh $(PINNED_MODULES)
 
 ##@ Build
 

@@ -248,3 +248,20 @@ func TestUnpackStaysInside(t *testing.T) {
 		t.Errorf("file outside the directory was overwritten: %q", b)
 	}
 }
+
+// TestCoreDNSVersionIsPinned: the CoreDNS image is tagged with the release the pinned build module
+// makes, so a change of pins cannot leave an image named for another version.
+func TestCoreDNSVersionIsPinned(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(moduleRoot(t), "hack", "corednsbuild", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "github.com/coredns/coredns " + CoreDNSVersion
+	for _, line := range strings.Split(string(mod), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		if strings.TrimSpace(strings.TrimPrefix(line, "require ")) == want {
+			return
+		}
+	}
+	t.Errorf("hack/corednsbuild/go.mod does not require %q; set CoreDNSVersion to the pinned release", want)
+}

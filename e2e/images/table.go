@@ -1,6 +1,7 @@
 package images
 
-// CoreDNSVersion is the CoreDNS release hack/coredns.sh builds for the local cluster.
+// CoreDNSVersion is the CoreDNS release hack/coredns.sh builds for the local cluster; it is pinned by
+// hack/corednsbuild/go.mod, and TestCoreDNSVersionIsPinned keeps the two the same.
 const CoreDNSVersion = "v1.15.0"
 
 // The images the project builds. A new image is one more entry here and in All.
@@ -13,7 +14,6 @@ var (
 	CoreDNS = Spec{
 		Ref:    "mlkube/coredns:" + CoreDNSVersion,
 		Script: "hack/coredns.sh",
-		Env:    []string{"COREDNS_VERSION=" + CoreDNSVersion},
 	}
 	// TestServer is the e2e suite's workload: it answers with its pod and node, and fetches or
 	// resolves on request, so a test can probe the cluster network from inside a pod.
