@@ -1,9 +1,28 @@
 #!/usr/bin/env bash
-# Deploys manifests/install.yaml to the cluster of $KUBECONFIG and waits for the manager to be
-# Ready (its readiness requires the webhook certificates from cert-controller).
+# Deploys manifests/install.yaml to the cluster of $KUBECONFIG and returns once the API server can
+# call mlkube's webhooks. A finished rollout is not enough: the manager is Ready before the webhook
+# Service routes to it from the API server, and a create in that gap is refused with "connection
+# refused". So after the rollout, server-side dry-run creates of a valid MxJob and a valid Transform
+# (hack/webhook-probe.yaml) are retried until both pass, or the deadline says what failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KUBECONFIG:?set KUBECONFIG to the cluster to deploy to}"
+kubectl=hack/kubectl.sh
+WEBHOOK_DEADLINE=${WEBHOOK_DEADLINE:-180}
 # Server-side: the CRDs embed whole pod templates and outgrow client-side apply's annotation.
-hack/kubectl.sh apply --server-side --force-conflicts -f manifests/install.yaml
-hack/kubectl.sh -n mlkube-system rollout status deploy/mlkube-manager --timeout=300s
+$kubectl apply --server-side --force-conflicts -f manifests/install.yaml
+$kubectl -n mlkube-system rollout status deploy/mlkube-manager --timeout=300s
+
+deadline=$(( $(date +%s) + WEBHOOK_DEADLINE ))
+tries=0
+until out=$($kubectl create --dry-run=server -o name -f hack/webhook-probe.yaml 2>&1); do
+  tries=$(( tries + 1 ))
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    echo "deploy: the API server could not call mlkube's webhooks within ${WEBHOOK_DEADLINE}s ($tries tries); last answer:" >&2
+    echo "$out" >&2
+    echo "deploy: check 'hack/kubectl.sh -n mlkube-system get pods,endpointslices' and the manager's logs" >&2
+    exit 1
+  fi
+  sleep 1
+done
+echo "deploy: webhooks answer for MxJob and Transform (dry-run create passed after $tries retries)"
