@@ -6,36 +6,25 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
-const (
-	// agentURL is the node agents' Service: internalTrafficPolicy Local sends each client to the
-	// agent of its own node.
-	agentURL = "http://node-agent.mlkube-datapath.svc"
-	// hostDataRoot holds one data root per node (the agents' --data-root is <this>/<node>).
-	hostDataRoot = "/var/lib/mlkube/data"
-	clientImage  = "mlkube/e2e-testserver:dev"
-)
+// agentURL is the node agents' Service: internalTrafficPolicy Local sends each client to the agent
+// of its own node.
+const agentURL = "http://node-agent.mlkube-datapath.svc"
 
 // nodeMD5 answers "<node>:<md5>": the answer names the node whose transformer made it.
 const nodeMD5Source = `import hashlib, os
@@ -47,71 +36,13 @@ def transform(data):
 var ioNodeMD5 = []string{"python3", "-c",
 	"import sys, os, hashlib; sys.stdout.write(os.environ['MLKUBE_NODE'] + ':' + hashlib.md5(sys.stdin.buffer.read()).hexdigest())"}
 
-// writeObject puts an object into one node's data root. The local cluster's nodes share this
-// machine's filesystem, each with its own root; other providers would need a pod to write it.
-func writeObject(t *testing.T, node, name string, data []byte) {
-	t.Helper()
-	if p := os.Getenv("MLKUBE_CLUSTER_PROVIDER"); p != "" && p != "local" {
-		t.Skipf("writing into node %s's data root needs the local provider, not %s", node, p)
-	}
-	path := filepath.Join(hostDataRoot, node, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// The kubelet creates the node's directory (the agent's subPath) 0750 root; the agent runs as
-	// an unprivileged user.
-	if err := os.Chmod(filepath.Join(hostDataRoot, node), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Remove(path) })
-}
-
-// clientOn starts a client pod on node and returns its name once it is ready.
-func clientOn(t *testing.T, ns, node string) string {
-	t.Helper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "client-" + node, Namespace: ns},
-		Spec: corev1.PodSpec{
-			NodeName: node,
-			Containers: []corev1.Container{{
-				Name: "client", Image: clientImage, ImagePullPolicy: corev1.PullIfNotPresent,
-				Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-			}},
-		},
-	}
-	create(t, pod)
-	eventually(t, "client pod on "+node, func(ctx context.Context) (bool, error) {
-		var p corev1.Pod
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &p); err != nil {
-			return false, err
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	return pod.Name
-}
-
-// fetchFrom makes the client pod GET u and returns the status and body it got; a failure to
-// reach the pod comes back as status 0 and the error (it runs in worker goroutines, which must
-// not stop the test themselves).
+// fetchFrom makes the client pod GET u and returns the status and body it got (status 0 and the
+// error when the pod cannot be reached: it runs in worker goroutines, which must not stop the test
+// themselves).
 func fetchFrom(t *testing.T, ns, pod, u string) (int, string) {
 	t.Helper()
-	body, err := clientset.CoreV1().Pods(ns).ProxyGet("http", pod, "8080", "/fetch", map[string]string{"url": u}).DoRaw(context.Background())
-	if err == nil {
-		return 200, string(body)
-	}
-	if status, ok := err.(apierrors.APIStatus); ok {
-		return int(status.Status().Code), string(body) + status.Status().Message
-	}
-	return 0, fmt.Sprintf("fetching %s from %s: %v", u, pod, err)
+	return proxyResult(clientset.CoreV1().RESTClient().Get().Namespace(ns).Resource("pods").Name(pod+":8080").
+		SubResource("proxy").Suffix("fetch").Param("url", u).Do(context.Background()))
 }
 
 func transformURL(ns, name, object string) string {
@@ -138,7 +69,7 @@ func TestDataPathTransformsANodeLocalObjectOnItsNode(t *testing.T) {
 	clientA, clientB := clientOn(t, ns, a), clientOn(t, ns, b)
 	object := fmt.Sprintf("e2e/%s/only-on-a.bin", ns)
 	data := []byte("bytes that live on node " + a + " only")
-	writeObject(t, a, object, data)
+	writeObject(t, ns, clientA, object, data)
 	for _, comm := range v1alpha1.Communications {
 		t.Run(string(comm), func(t *testing.T) {
 			tr := nodeMD5Transform(ns, comm)
@@ -171,7 +102,7 @@ func md5OnANode(t *testing.T, comm v1alpha1.Communication) (node, ns, clientPod 
 
 func TestDataPathMD5OfAThousandObjects(t *testing.T) {
 	node, ns, clientPod, tr := md5OnANode(t, v1alpha1.CommWS)
-	want := map[string]string{}
+	want, objects := map[string]string{}, map[string][]byte{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 1000 {
 		data := make([]byte, 1+rng.IntN(8192))
@@ -179,9 +110,10 @@ func TestDataPathMD5OfAThousandObjects(t *testing.T) {
 			data[j] = byte(rng.UintN(256))
 		}
 		name := fmt.Sprintf("e2e/%s/obj-%04d", ns, i)
-		writeObject(t, node, name, data)
+		objects[name] = data
 		want[name] = md5hex(data)
 	}
+	writeObjects(t, ns, clientPod, objects)
 	// Eight fetches at a time: each goes through the API server's pod proxy.
 	names := slices.Sorted(maps.Keys(want))
 	var mismatches atomic.Int32
@@ -234,7 +166,7 @@ func TestDataPathPipeline(t *testing.T) {
 	waitForStage(t, upper, v1alpha1.StageRunning)
 	waitForStage(t, last, v1alpha1.StageRunning)
 	object := fmt.Sprintf("e2e/%s/pipeline.txt", ns)
-	writeObject(t, node, object, []byte("make me loud"))
+	writeObject(t, ns, clientPod, object, []byte("make me loud"))
 	code, body := fetchFrom(t, ns, clientPod, transformURL(ns, "upper>>"+last.Name, object))
 	if want := node + ":" + md5hex([]byte("MAKE ME LOUD")); code != 200 || body != want {
 		t.Errorf("pipeline upper>>%s got %d %q; want 200 %q", last.Name, code, body, want)
@@ -244,15 +176,8 @@ func TestDataPathPipeline(t *testing.T) {
 // postFrom makes the client pod POST body to u and returns the status and body it got.
 func postFrom(t *testing.T, ns, pod, u string, body []byte) (int, string) {
 	t.Helper()
-	res := clientset.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod+":8080").
-		SubResource("proxy").Suffix("fetch").Param("url", u).Body(body).Do(context.Background())
-	var code int
-	res.StatusCode(&code)
-	raw, err := res.Raw()
-	if err != nil && code == 0 {
-		return 0, fmt.Sprintf("posting to %s from %s: %v", u, pod, err)
-	}
-	return code, string(raw)
+	return proxyResult(clientset.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod+":8080").
+		SubResource("proxy").Suffix("fetch").Param("url", u).Body(body).Do(context.Background()))
 }
 
 // TestDataPathOfflineRun transforms a dataset in a node's data root into another directory of it:
@@ -260,23 +185,16 @@ func postFrom(t *testing.T, ns, pod, u string, body []byte) (int, string) {
 func TestDataPathOfflineRun(t *testing.T) {
 	node, ns, clientPod, tr := md5OnANode(t, v1alpha1.CommHPush)
 	src, dst := fmt.Sprintf("e2e/%s/offline-src", ns), fmt.Sprintf("e2e/%s/offline-dst", ns)
-	want := map[string]string{}
+	want, objects := map[string]string{}, map[string][]byte{}
 	for i := range 50 {
 		data := fmt.Appendf(nil, "offline object %d of %s", i, ns)
 		name := fmt.Sprintf("%s/d%d/o%02d", src, i%3, i)
-		writeObject(t, node, name, data)
+		objects[name] = data
 		want[dst+strings.TrimPrefix(name, src)] = md5hex(data)
 	}
-	// The agent runs unprivileged: the destination is prepared writable for it, as an operator
-	// prepares a node's data directory.
-	hostDst := filepath.Join(hostDataRoot, node, dst)
-	if err := os.MkdirAll(hostDst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(hostDst, 65532, 65532); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(hostDst) })
+	writeObjects(t, ns, clientPod, objects)
+	// The agent runs unprivileged (uid 65532): the destination is prepared writable for it.
+	prepareDir(t, ns, clientPod, dst, 65532)
 
 	code, body := postFrom(t, ns, clientPod, agentURL+"/v1/offline/"+ns+"/"+tr.Name,
 		fmt.Appendf(nil, `{"src": %q, "dst": %q, "workers": 4}`, src, dst))
@@ -288,21 +206,30 @@ func TestDataPathOfflineRun(t *testing.T) {
 	eventually(t, "the offline run to succeed", func(context.Context) (bool, error) {
 		code, body := fetchFrom(t, ns, clientPod, agentURL+"/v1/offline/"+started.ID)
 		last = body
+		if code == 200 && strings.Contains(body, `"state":"Failed"`) {
+			return false, stop(fmt.Errorf("the run failed: %s", body))
+		}
 		return code == 200 && strings.Contains(body, `"state":"Succeeded"`), nil
 	})
 	if !strings.Contains(last, `"total":50`) || !strings.Contains(last, `"objects":50`) {
 		t.Errorf("final status %s; want 50 objects, all transformed", last)
 	}
 	for name, sum := range want {
-		got, err := os.ReadFile(filepath.Join(hostDataRoot, node, name))
-		if err != nil || strings.TrimSpace(string(got)) != sum {
+		got, err := readObject(t, ns, clientPod, name)
+		if err != nil || strings.TrimSpace(got) != sum {
 			t.Errorf("%s on node %s: %q (%v); want md5 %s", name, node, got, err, sum)
 		}
 	}
-	filepath.WalkDir(hostDst, func(p string, _ fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".tmp") {
-			t.Errorf("temporary file left: %s", p)
-		}
-		return nil
-	})
+	// Exactly the transformed objects under their final names: no temporary file left.
+	list, err := readObject(t, ns, clientPod, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written []string
+	for _, rel := range strings.Fields(list) {
+		written = append(written, dst+"/"+rel)
+	}
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(want)), written); diff != "" {
+		t.Errorf("files under %s on node %s (-want +got):\n%s", dst, node, diff)
+	}
 }

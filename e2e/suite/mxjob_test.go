@@ -34,7 +34,7 @@ func waitForJob(t *testing.T, job *v1beta1.MxJob, state v1beta1.State) *v1beta1.
 			return false, err
 		}
 		if got.Status.State != state && (got.Status.State == v1beta1.StateSucceeded || got.Status.State == v1beta1.StateFailed) {
-			return false, fmt.Errorf("job ended %s (%s), not %s", got.Status.State, got.Status.Reason, state)
+			return false, stop(fmt.Errorf("job ended %s (%s), not %s", got.Status.State, got.Status.Reason, state))
 		}
 		return got.Status.State == state, nil
 	})

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -58,22 +59,49 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// eventually polls cond until it holds or pollTimeout passes; no sleeps as synchronisation.
+// eventually polls cond until it holds or pollTimeout passes; no sleeps as synchronisation. An
+// error from cond is retried (the API server may be briefly unreachable), except one made by stop:
+// the object reached a state that waiting cannot change, and the test fails at once.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	ctx := context.Background()
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, time.Second, pollTimeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
+		if errors.As(err, new(terminalError)) {
+			return false, err
+		}
 		if err != nil {
 			last = err
 			return false, nil
 		}
 		return ok, nil
 	})
+	if errors.As(err, new(terminalError)) {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
 	if err != nil {
 		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
 	}
+}
+
+// terminalError is cond's verdict that the awaited state can no longer come.
+type terminalError struct{ error }
+
+// stop marks err as terminal for eventually.
+func stop(err error) error { return terminalError{err} }
+
+// podFailed says why a pod can never become ready: it failed, or a container cannot start.
+func podFailed(p *corev1.Pod) error {
+	if p.Status.Phase == corev1.PodFailed {
+		return fmt.Errorf("pod %s failed: %s %s", p.Name, p.Status.Reason, p.Status.Message)
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && (w.Reason == "ErrImageNeverPull" || w.Reason == "CreateContainerConfigError" || w.Reason == "InvalidImageName") {
+			return fmt.Errorf("pod %s cannot start container %s: %s: %s", p.Name, cs.Name, w.Reason, w.Message)
+		}
+	}
+	return nil
 }
 
 // namespace creates a namespace for one test and removes it afterwards; on failure it first

@@ -45,7 +45,7 @@ func waitForStage(t *testing.T, tr *v1alpha1.Transform, stage v1alpha1.Stage) *v
 			return false, err
 		}
 		if got.Status.Stage == v1alpha1.StageAborted && stage != v1alpha1.StageAborted {
-			return false, fmt.Errorf("aborted: %s", got.Status.Reason)
+			return false, stop(fmt.Errorf("aborted: %s", got.Status.Reason))
 		}
 		return got.Status.Stage == stage, nil
 	})
@@ -130,7 +130,7 @@ func TestTransformRestartReplacesItsTransformer(t *testing.T) {
 			return false, err
 		}
 		if got.Status.Stage == v1alpha1.StageAborted {
-			return false, fmt.Errorf("aborted under failurePolicy Restart: %s", got.Status.Reason)
+			return false, stop(fmt.Errorf("aborted under failurePolicy Restart: %s", got.Status.Reason))
 		}
 		for _, n := range got.Status.Nodes {
 			if n.Restarts >= 1 {

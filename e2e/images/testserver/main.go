@@ -2,7 +2,8 @@
 // (from the downward-API variables POD_NAME and NODE_NAME), and lets a test probe the cluster from
 // inside the pod through the API server's pod proxy: /fetch?url=U returns what U answered (to a
 // GET, or to a POST of the request's body),
-// /lookup?name=N what cluster DNS says about N.
+// /lookup?name=N what cluster DNS says about N. With DATA_DIR set it also serves that directory
+// under /files (see files).
 package main
 
 import (
@@ -18,7 +19,19 @@ func main() {
 	if p := os.Getenv("PORT"); p != "" {
 		addr = ":" + p
 	}
-	srv := &http.Server{Addr: addr, Handler: newMux(), ReadHeaderTimeout: 10 * time.Second}
+	mux := newMux()
+	if dir := os.Getenv("DATA_DIR"); dir != "" {
+		// The node's data root is made by the kubelet; the agent, unprivileged, must read it.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			log.Fatal(err)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			log.Fatal(err)
+		}
+		files{root}.register(mux)
+	}
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(srv.ListenAndServe())
 }
 

@@ -1,0 +1,154 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// hostDataRoot holds one data root per node (the agents' --data-root is <this>/<node>).
+	hostDataRoot = "/var/lib/mlkube/data"
+	clientImage  = "mlkube/e2e-testserver:dev"
+	// podDataDir is where a client pod mounts its node's data root.
+	podDataDir = "/data"
+)
+
+// clientOn starts a client pod on node and returns its name once it is ready. The pod also
+// mounts the node's data root, so the suite writes and reads the node's objects through it (the
+// testserver's /files): that works on every provider, kind's container nodes included. What the
+// test wrote under e2e/<ns> is removed when it ends.
+func clientOn(t *testing.T, ns, node string) string {
+	t.Helper()
+	hostPathType := corev1.HostPathDirectoryOrCreate
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "client-" + node, Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeName: node,
+			Containers: []corev1.Container{{
+				Name: "client", Image: clientImage, ImagePullPolicy: corev1.PullIfNotPresent,
+				Env:            []corev1.EnvVar{{Name: "DATA_DIR", Value: podDataDir}},
+				Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
+				VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: podDataDir}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: hostDataRoot + "/" + node, Type: &hostPathType,
+			}}}},
+		},
+	}
+	create(t, pod)
+	eventually(t, "client pod on "+node, func(ctx context.Context) (bool, error) {
+		var p corev1.Pod
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &p); err != nil {
+			return false, err
+		}
+		if err := podFailed(&p); err != nil {
+			return false, stop(err)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	t.Cleanup(func() {
+		if code, body := nodeFiles(ns, pod.Name, "DELETE", "e2e/"+ns, nil); code != 204 {
+			t.Logf("removing e2e/%s from node %s: %d %s", ns, node, code, body)
+		}
+	})
+	return pod.Name
+}
+
+// nodeFiles calls the client pod's /files (or /dirs, for a path starting with "dirs:") through
+// the API server's pod proxy and returns the status and body.
+func nodeFiles(ns, pod, method, path string, body []byte, params ...string) (int, string) {
+	resource := "files"
+	if p, ok := strings.CutPrefix(path, "dirs:"); ok {
+		resource, path = "dirs", p
+	}
+	req := clientset.CoreV1().RESTClient().Verb(method).Namespace(ns).Resource("pods").Name(pod+":8080").
+		SubResource("proxy").Suffix(resource, path)
+	for i := 0; i+1 < len(params); i += 2 {
+		req = req.Param(params[i], params[i+1])
+	}
+	if body != nil {
+		req = req.Body(body)
+	}
+	return proxyResult(req.Do(context.Background()))
+}
+
+// proxyResult is the status and body of a pod proxy call; a failure to reach the pod at all
+// comes back as status 0 and the error.
+func proxyResult(res rest.Result) (int, string) {
+	var code int
+	res.StatusCode(&code)
+	raw, err := res.Raw()
+	if err != nil && code == 0 {
+		return 0, err.Error()
+	}
+	return code, string(raw)
+}
+
+// writeObjects puts objects (name → bytes) into the data root of the client pod's node, eight
+// at a time.
+func writeObjects(t *testing.T, ns, pod string, objects map[string][]byte) {
+	t.Helper()
+	names := make(chan string)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []string
+	for range 8 {
+		wg.Go(func() {
+			for name := range names {
+				if code, body := nodeFiles(ns, pod, "PUT", name, objects[name]); code != 201 {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("%s: %d %s", name, code, body))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for name := range objects {
+		names <- name
+	}
+	close(names)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("writing %d of %d objects through pod %s failed, first: %s", len(failures), len(objects), pod, failures[0])
+	}
+}
+
+func writeObject(t *testing.T, ns, pod, name string, data []byte) {
+	t.Helper()
+	writeObjects(t, ns, pod, map[string][]byte{name: data})
+}
+
+// readObject returns an object of the client pod's node, or for a directory its files, one
+// path relative to it a line.
+func readObject(t *testing.T, ns, pod, name string) (string, error) {
+	t.Helper()
+	code, body := nodeFiles(ns, pod, "GET", name, nil)
+	if code != 200 {
+		return "", fmt.Errorf("reading %s through pod %s: %d %s", name, pod, code, body)
+	}
+	return body, nil
+}
+
+// prepareDir makes a directory of the node's data root owned by uid, as an operator prepares a
+// node's data directory for the unprivileged agent.
+func prepareDir(t *testing.T, ns, pod, name string, uid int) {
+	t.Helper()
+	if code, body := nodeFiles(ns, pod, "PUT", "dirs:"+name, nil, "owner", fmt.Sprint(uid)); code != 201 {
+		t.Fatalf("preparing %s through pod %s: %d %s", name, pod, code, body)
+	}
+}
