@@ -1,0 +1,251 @@
+package access
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	authnclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	authzclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+)
+
+const (
+	// Group is the API group of the data path's virtual resources.
+	Group = "etl.mlkube.io"
+	// Verbs and resources of the RBAC model (see the package comment).
+	VerbUse           = "use"
+	ResourceTransform = "transforms"
+	ResourceObjects   = "objects"
+	// maxTokenLen bounds a bearer token: ServiceAccount tokens are about 1 KiB, and a larger one
+	// would only make the agent hash and send more.
+	maxTokenLen = 16 << 10
+)
+
+var (
+	// ErrUnauthenticated: the caller presented no valid token (HTTP 401).
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrForbidden: RBAC does not allow the caller the request (HTTP 403).
+	ErrForbidden = errors.New("forbidden")
+)
+
+// Caller is who a token belongs to, as the TokenReview answered.
+type Caller struct {
+	Name   string
+	UID    string
+	Groups []string
+	Extra  map[string][]string
+}
+
+// Request is one thing a caller asks for: a verb on a resource of a namespace, or a verb on a
+// non-resource path (when Resource is empty).
+type Request struct {
+	Verb      string
+	Namespace string
+	Resource  string
+	Name      string
+	Path      string
+}
+
+func (q Request) String() string {
+	if q.Resource == "" {
+		return fmt.Sprintf("%s %s", q.Verb, q.Path)
+	}
+	s := fmt.Sprintf("%s %s.%s", q.Verb, q.Resource, Group)
+	if q.Name != "" {
+		s += " " + q.Name
+	}
+	return s + " in namespace " + q.Namespace
+}
+
+// Options bound the reviewer's caches and how long answers live in them.
+type Options struct {
+	// Audience is what callers' tokens must be issued for (projected ServiceAccount tokens with
+	// this audience, or `kubectl create token --audience`).
+	Audience string
+	// MaxEntries bounds each cache.
+	MaxEntries int
+	// AllowTTL and DenyTTL: how long a positive and a negative answer are reused. A new
+	// RoleBinding takes effect after at most DenyTTL.
+	AllowTTL, DenyTTL time.Duration
+	Now               func() time.Time
+}
+
+// DefaultOptions: answers reused for a minute (refusals for 10 s), 4096 entries per cache.
+func DefaultOptions(audience string) Options {
+	return Options{Audience: audience, MaxEntries: 4096, AllowTTL: time.Minute, DenyTTL: 10 * time.Second, Now: time.Now}
+}
+
+// Reviewer authenticates and authorizes data path callers against the API server.
+type Reviewer struct {
+	opts      Options
+	tokens    authnclient.TokenReviewInterface
+	access    authzclient.SubjectAccessReviewInterface
+	callers   *ttlCache[tokenAnswer]
+	decisions *ttlCache[string]
+}
+
+type tokenAnswer struct {
+	caller Caller
+	reason string // why the token was refused; empty when it was accepted
+}
+
+// NewReviewer returns a Reviewer calling the API server through tokens and access.
+func NewReviewer(tokens authnclient.TokenReviewInterface, access authzclient.SubjectAccessReviewInterface, opts Options) *Reviewer {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Reviewer{
+		opts: opts, tokens: tokens, access: access,
+		callers:   newTTLCache[tokenAnswer](opts.MaxEntries, opts.Now),
+		decisions: newTTLCache[string](opts.MaxEntries, opts.Now),
+	}
+}
+
+// BearerToken is the token of an "Authorization: Bearer" header, or "".
+func BearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// Check authenticates the request's bearer token and authorizes every one of reqs.
+func (r *Reviewer) Check(ctx context.Context, hr *http.Request, reqs ...Request) (Caller, error) {
+	c, err := r.Authenticate(ctx, BearerToken(hr))
+	if err != nil {
+		return Caller{}, err
+	}
+	for _, q := range reqs {
+		if err := r.Authorize(ctx, c, q); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// Authenticate returns who token belongs to, by TokenReview for the reviewer's audience.
+func (r *Reviewer) Authenticate(ctx context.Context, token string) (Caller, error) {
+	switch {
+	case token == "":
+		return Caller{}, fmt.Errorf("%w: no bearer token; send a ServiceAccount token with audience %q in the Authorization header (a projected token volume, or `kubectl create token SA --audience %s`)",
+			ErrUnauthenticated, r.opts.Audience, r.opts.Audience)
+	case len(token) > maxTokenLen:
+		return Caller{}, fmt.Errorf("%w: the bearer token is longer than %d bytes", ErrUnauthenticated, maxTokenLen)
+	}
+	sum := sha256.Sum256([]byte(token))
+	a, err := r.callers.lookup(string(sum[:]), func() (tokenAnswer, time.Duration, error) {
+		ctx, cancel := detached(ctx)
+		defer cancel()
+		return r.review(ctx, token)
+	})
+	if err != nil {
+		return Caller{}, err
+	}
+	if a.reason != "" {
+		return Caller{}, fmt.Errorf("%w: %s", ErrUnauthenticated, a.reason)
+	}
+	return a.caller, nil
+}
+
+func (r *Reviewer) review(ctx context.Context, token string) (tokenAnswer, time.Duration, error) {
+	tr, err := r.tokens.Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{
+		Token: token, Audiences: []string{r.opts.Audience},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		return tokenAnswer{}, 0, fmt.Errorf("reviewing the caller's token: %w", err)
+	}
+	st := tr.Status
+	if !st.Authenticated {
+		reason := "the token is not valid"
+		if st.Error != "" {
+			reason += ": " + st.Error
+		}
+		return tokenAnswer{reason: reason + fmt.Sprintf(" (it must be a live ServiceAccount token for audience %q)", r.opts.Audience)}, r.opts.DenyTTL, nil
+	}
+	if len(st.Audiences) > 0 && !slices.Contains(st.Audiences, r.opts.Audience) {
+		return tokenAnswer{reason: fmt.Sprintf("the token is for %v, not for %q", st.Audiences, r.opts.Audience)}, r.opts.DenyTTL, nil
+	}
+	extra := make(map[string][]string, len(st.User.Extra))
+	for k, v := range st.User.Extra {
+		extra[k] = v
+	}
+	return tokenAnswer{caller: Caller{Name: st.User.Username, UID: st.User.UID, Groups: st.User.Groups, Extra: extra}}, r.opts.AllowTTL, nil
+}
+
+// Authorize asks RBAC, by SubjectAccessReview, whether c may do q.
+func (r *Reviewer) Authorize(ctx context.Context, c Caller, q Request) error {
+	key := strings.Join([]string{c.Name, c.UID, strings.Join(c.Groups, ","), q.Verb, q.Namespace, q.Resource, q.Name, q.Path}, "\x00")
+	denied, err := r.decisions.lookup(key, func() (string, time.Duration, error) {
+		ctx, cancel := detached(ctx)
+		defer cancel()
+		return r.ask(ctx, c, q)
+	})
+	if err != nil {
+		return err
+	}
+	if denied != "" {
+		return fmt.Errorf("%w: %s may not %s%s", ErrForbidden, c.Name, q, denied)
+	}
+	return nil
+}
+
+// ask returns "" when q is allowed, else the reason RBAC gave (possibly " " for none).
+func (r *Reviewer) ask(ctx context.Context, c Caller, q Request) (string, time.Duration, error) {
+	spec := authzv1.SubjectAccessReviewSpec{User: c.Name, UID: c.UID, Groups: c.Groups}
+	for k, v := range c.Extra {
+		if spec.Extra == nil {
+			spec.Extra = map[string]authzv1.ExtraValue{}
+		}
+		spec.Extra[k] = v
+	}
+	if q.Resource == "" {
+		spec.NonResourceAttributes = &authzv1.NonResourceAttributes{Verb: q.Verb, Path: q.Path}
+	} else {
+		spec.ResourceAttributes = &authzv1.ResourceAttributes{
+			Namespace: q.Namespace, Verb: q.Verb, Group: Group, Resource: q.Resource, Name: q.Name,
+		}
+	}
+	sar, err := r.access.Create(ctx, &authzv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+	if err != nil {
+		return "", 0, fmt.Errorf("asking RBAC whether %s may %s: %w", c.Name, q, err)
+	}
+	if sar.Status.Allowed && !sar.Status.Denied {
+		return "", r.opts.AllowTTL, nil
+	}
+	why := "; bind a Role or ClusterRole that grants it (see docs/datapath-rbac.md)"
+	if sar.Status.Reason != "" {
+		why = " (" + sar.Status.Reason + ")" + why
+	}
+	return why, r.opts.DenyTTL, nil
+}
+
+// detached: a review shared by concurrent callers (see ttlCache.lookup) must not fail because the
+// first of them went away, yet must not hang on an API server that does not answer.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+}
+
+// reviewTimeout bounds one TokenReview or SubjectAccessReview.
+const reviewTimeout = 10 * time.Second
+
+// Status is the HTTP status for an error of Check: 401, 403, or 503 when the API server could
+// not be asked (the caller may retry).
+func Status(err error) int {
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		return http.StatusUnauthorized
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
+	default:
+		return http.StatusServiceUnavailable
+	}
+}

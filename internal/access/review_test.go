@@ -1,0 +1,207 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+const audience = "mlkube-datapath"
+
+// apiServer stands in for the API server's TokenReview and SubjectAccessReview endpoints in unit
+// tests: tokens maps a token to its user, allowed says which "user verb resource ns" RBAC allows.
+type apiServer struct {
+	mu             sync.Mutex
+	tokens         map[string]string
+	allowed        map[string]bool
+	failing        bool
+	reviews, asked atomic.Int32
+	gate           chan struct{} // when set, reviews wait on it
+}
+
+func newReviewer(t *testing.T, s *apiServer, clock *time.Time) *Reviewer {
+	t.Helper()
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		s.reviews.Add(1)
+		if s.gate != nil {
+			<-s.gate
+		}
+		tr := a.(k8stesting.CreateAction).GetObject().(*authnv1.TokenReview)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.failing {
+			return true, nil, errors.New("connection refused")
+		}
+		if user, ok := s.tokens[tr.Spec.Token]; ok {
+			tr.Status = authnv1.TokenReviewStatus{Authenticated: true, Audiences: tr.Spec.Audiences,
+				User: authnv1.UserInfo{Username: user, UID: "uid-" + user, Groups: []string{"system:serviceaccounts"}}}
+		} else {
+			tr.Status = authnv1.TokenReviewStatus{Error: "invalid bearer token"}
+		}
+		return true, tr, nil
+	})
+	cs.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		s.asked.Add(1)
+		sar := a.(k8stesting.CreateAction).GetObject().(*authzv1.SubjectAccessReview)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.failing {
+			return true, nil, errors.New("connection refused")
+		}
+		var key string
+		if ra := sar.Spec.ResourceAttributes; ra != nil {
+			key = fmt.Sprintf("%s %s %s/%s %s", sar.Spec.User, ra.Verb, ra.Group, ra.Resource, ra.Namespace)
+		} else {
+			key = fmt.Sprintf("%s %s %s", sar.Spec.User, sar.Spec.NonResourceAttributes.Verb, sar.Spec.NonResourceAttributes.Path)
+		}
+		sar.Status.Allowed = s.allowed[key]
+		return true, sar, nil
+	})
+	opts := DefaultOptions(audience)
+	opts.Now = func() time.Time { return *clock }
+	return NewReviewer(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews(), opts)
+}
+
+func withToken(token string) *http.Request {
+	r, _ := http.NewRequest("GET", "http://agent/v1/transform/a/md5/x", nil)
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	return r
+}
+
+var useMD5 = Request{Verb: VerbUse, Namespace: "a", Resource: ResourceTransform, Name: "md5"}
+
+func TestCheckAuthenticatesAndAuthorizes(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := &apiServer{tokens: map[string]string{"tok-a": "sa-a", "tok-b": "sa-b"},
+		allowed: map[string]bool{"sa-a use etl.mlkube.io/transforms a": true}}
+	r := newReviewer(t, s, &clock)
+	for name, tc := range map[string]struct {
+		token      string
+		wantStatus int
+		wantIn     string
+	}{
+		"no token":               {"", 401, `audience "mlkube-datapath"`},
+		"unknown token":          {"forged", 401, "invalid bearer token"},
+		"allowed":                {"tok-a", 0, ""},
+		"authenticated, no RBAC": {"tok-b", 403, "sa-b may not use transforms.etl.mlkube.io md5 in namespace a"},
+		"too long":               {strings.Repeat("x", maxTokenLen+1), 401, "longer than"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := r.Check(context.Background(), withToken(tc.token), useMD5)
+			if tc.wantStatus == 0 {
+				if err != nil || c.Name != "sa-a" {
+					t.Fatalf("Check = %+v, %v; want sa-a allowed", c, err)
+				}
+				return
+			}
+			if err == nil || Status(err) != tc.wantStatus || !strings.Contains(err.Error(), tc.wantIn) {
+				t.Errorf("Check = %v (status %d); want %d containing %q", err, Status(err), tc.wantStatus, tc.wantIn)
+			}
+		})
+	}
+}
+
+// TestAnswersAreCachedThenExpire: the hot path pays no API call; a new RoleBinding takes effect
+// once the refusal expires.
+func TestAnswersAreCachedThenExpire(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := &apiServer{tokens: map[string]string{"tok": "sa"}, allowed: map[string]bool{}}
+	r := newReviewer(t, s, &clock)
+	ctx := context.Background()
+	for range 100 {
+		if _, err := r.Check(ctx, withToken("tok"), useMD5); Status(err) != 403 {
+			t.Fatalf("Check = %v, want 403", err)
+		}
+	}
+	if s.reviews.Load() != 1 || s.asked.Load() != 1 {
+		t.Fatalf("%d token reviews and %d access reviews for 100 requests; want 1 each", s.reviews.Load(), s.asked.Load())
+	}
+	s.mu.Lock()
+	s.allowed["sa use etl.mlkube.io/transforms a"] = true // a RoleBinding is created
+	s.mu.Unlock()
+	clock = clock.Add(r.opts.DenyTTL - time.Millisecond)
+	if _, err := r.Check(ctx, withToken("tok"), useMD5); Status(err) != 403 {
+		t.Fatalf("before the refusal expires: %v, want the cached 403", err)
+	}
+	clock = clock.Add(time.Millisecond)
+	if _, err := r.Check(ctx, withToken("tok"), useMD5); err != nil {
+		t.Fatalf("after the refusal expired: %v, want allowed", err)
+	}
+	if got := s.asked.Load(); got != 2 {
+		t.Errorf("%d access reviews, want 2", got)
+	}
+}
+
+func TestAPIErrorsAreNotCached(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := &apiServer{tokens: map[string]string{"tok": "sa"}, allowed: map[string]bool{"sa get /v1/stats": true}, failing: true}
+	r := newReviewer(t, s, &clock)
+	stats := Request{Verb: "get", Path: "/v1/stats"}
+	_, err := r.Check(context.Background(), withToken("tok"), stats)
+	if Status(err) != 503 || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Check with the API server down = %v (status %d); want 503", err, Status(err))
+	}
+	s.mu.Lock()
+	s.failing = false
+	s.mu.Unlock()
+	if _, err := r.Check(context.Background(), withToken("tok"), stats); err != nil {
+		t.Fatalf("Check once the API server is back = %v", err)
+	}
+}
+
+func TestCachesAreBounded(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := &apiServer{tokens: map[string]string{}}
+	r := newReviewer(t, s, &clock)
+	r.callers.max = 64
+	for i := range 1000 {
+		_, _ = r.Authenticate(context.Background(), fmt.Sprintf("forged-%d", i))
+	}
+	if n := r.callers.len(); n > 64 {
+		t.Errorf("%d cached answers after 1000 distinct tokens; want at most 64", n)
+	}
+}
+
+// TestConcurrentMissesShareOneReview: a burst of requests with a new token makes one TokenReview.
+func TestConcurrentMissesShareOneReview(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := &apiServer{tokens: map[string]string{"tok": "sa"}, gate: make(chan struct{})}
+	r := newReviewer(t, s, &clock)
+	var wg sync.WaitGroup
+	var started sync.WaitGroup
+	for range 16 {
+		started.Add(1)
+		wg.Go(func() {
+			started.Done()
+			if c, err := r.Authenticate(context.Background(), "tok"); err != nil || c.Name != "sa" {
+				t.Errorf("Authenticate = %+v, %v", c, err)
+			}
+		})
+	}
+	started.Wait()
+	for s.reviews.Load() == 0 {
+		time.Sleep(time.Millisecond) // the first review has reached the API server
+	}
+	close(s.gate)
+	wg.Wait()
+	if n := s.reviews.Load(); n > 2 {
+		// A goroutine scheduled only after the first review finished finds the answer cached; one
+		// that raced past the cache before the review began may join it or, rarely, follow it.
+		t.Errorf("%d token reviews for 16 concurrent requests; want them shared", n)
+	}
+}
