@@ -1,0 +1,148 @@
+// Package egress decides where the node agent may fetch ?src= objects from. Off unless the
+// operator names hosts; a named host is still refused when any address it resolves to is loopback,
+// link-local (cloud metadata), unspecified, multicast, or inside a denied network (the cluster's
+// pod and Service ranges, the API server), unless that network is allowed explicitly. The check
+// runs in the dialer on the address actually dialled, after DNS, so a name that resolves to
+// 127.0.0.1 (or rebinds between check and dial) cannot reach inside; redirects are not followed.
+package egress
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrRefused wraps every refusal, so the agent answers it as the caller's mistake (403).
+var ErrRefused = errors.New("refused by the agent's ?src= policy")
+
+// Policy is the operator's configuration of ?src= fetches.
+type Policy struct {
+	// Hosts that may be fetched from: "data.example.com", or "*.example.com" for its subdomains.
+	// Empty turns ?src= off.
+	Hosts []string
+	// Denied networks beyond the always-refused ranges: the cluster's pod and Service CIDRs and
+	// the API server's addresses.
+	Denied []netip.Prefix
+	// Allowed networks win over every refusal (for an object store inside the cluster, say).
+	Allowed []netip.Prefix
+}
+
+// Parse builds a Policy from comma-separated flag values, naming the bad entry on failure.
+func Parse(hosts, denied, allowed string) (Policy, error) {
+	var p Policy
+	for _, h := range split(hosts) {
+		if strings.ContainsAny(h, "/:@ ") || strings.Count(h, "*") > 1 || (strings.Contains(h, "*") && !strings.HasPrefix(h, "*.")) {
+			return Policy{}, fmt.Errorf("--src-allowed-hosts: %q is not a host name or *.domain", h)
+		}
+		p.Hosts = append(p.Hosts, strings.ToLower(h))
+	}
+	var err error
+	if p.Denied, err = prefixes("--src-denied-cidrs", denied); err != nil {
+		return Policy{}, err
+	}
+	if p.Allowed, err = prefixes("--src-allowed-cidrs", allowed); err != nil {
+		return Policy{}, err
+	}
+	return p, nil
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func prefixes(flag, s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range split(s) {
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			if a, aerr := netip.ParseAddr(f); aerr == nil {
+				p = netip.PrefixFrom(a, a.BitLen())
+			} else {
+				return nil, fmt.Errorf("%s: %q is not a CIDR or an address", flag, f)
+			}
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// Enabled says whether ?src= is on at all.
+func (p Policy) Enabled() bool { return len(p.Hosts) > 0 }
+
+// CheckURL refuses a URL whose scheme is not http(s) or whose host the operator did not allow.
+func (p Policy) CheckURL(raw string) error {
+	if !p.Enabled() {
+		return fmt.Errorf("%w: ?src= is off on this agent; the operator turns it on for named hosts (--src-allowed-hosts)", ErrRefused)
+	}
+	u, err := parseURL(raw)
+	if err != nil {
+		return err
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, h := range p.Hosts {
+		if host == h || (strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:])) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: host %q is not among the allowed hosts %v", ErrRefused, host, p.Hosts)
+}
+
+// CheckAddr refuses an address the policy keeps out of reach.
+func (p Policy) CheckAddr(a netip.Addr) error {
+	a = a.Unmap()
+	for _, n := range p.Allowed {
+		if n.Contains(a) {
+			return nil
+		}
+	}
+	switch {
+	case a.IsLoopback(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsUnspecified(), a.IsMulticast(), a.IsInterfaceLocalMulticast():
+		return fmt.Errorf("%w: address %s is loopback, link-local, unspecified or multicast", ErrRefused, a)
+	}
+	for _, n := range p.Denied {
+		if n.Contains(a) {
+			return fmt.Errorf("%w: address %s is in the denied network %s", ErrRefused, a, n)
+		}
+	}
+	return nil
+}
+
+// control is a net.Dialer Control function: it sees the address about to be dialled, after DNS.
+func (p Policy) control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: cannot parse the dialled address %q", ErrRefused, address)
+	}
+	return p.CheckAddr(ap.Addr())
+}
+
+// Client returns an HTTP client that dials only what the policy allows and never follows a
+// redirect (a redirect is the caller's to follow, through the agent again).
+func (p Policy) Client(timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.control}
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			DialContext:           dialer.DialContext,
+			Proxy:                 nil, // a proxy would dial on the agent's behalf, past the check
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       90 * time.Second,
+			ResponseHeaderTimeout: timeout,
+			DisableCompression:    true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return fmt.Errorf("%w: the source answered with a redirect, which the agent does not follow", ErrRefused)
+		},
+	}
+}

@@ -1,0 +1,107 @@
+package egress
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mustParse(t *testing.T, hosts, denied, allowed string) Policy {
+	t.Helper()
+	p, err := Parse(hosts, denied, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestParseNamesTheBadEntry(t *testing.T) {
+	for name, tc := range map[string]struct{ hosts, denied, allowed, want string }{
+		"url as host":     {hosts: "http://x", want: `--src-allowed-hosts: "http://x"`},
+		"wildcard inside": {hosts: "a.*.com", want: `"a.*.com" is not a host name`},
+		"bad cidr":        {denied: "10.0.0.0/99", want: `--src-denied-cidrs: "10.0.0.0/99"`},
+		"bad allowed":     {allowed: "nope", want: `--src-allowed-cidrs: "nope"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Parse(tc.hosts, tc.denied, tc.allowed); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse = %v, want an error containing %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	p := mustParse(t, "data.example.com, *.store.example.org", "", "")
+	for u, ok := range map[string]bool{
+		"http://data.example.com/a":           true,
+		"https://eu.store.example.org/b":      true,
+		"http://store.example.org/b":          false, // *.x matches subdomains only
+		"http://evil.com/?data.example.com":   false,
+		"ftp://data.example.com/a":            false,
+		"http://user:pw@data.example.com/a":   false,
+		"http://data.example.com.evil.com/a":  false,
+		"http://" + strings.Repeat("a", 3000): false,
+	} {
+		if err := p.CheckURL(u); (err == nil) != ok || (err != nil && !errors.Is(err, ErrRefused)) {
+			t.Errorf("CheckURL(%.60s) = %v, want allowed=%v", u, err, ok)
+		}
+	}
+	if err := (Policy{}).CheckURL("http://data.example.com/a"); err == nil || !strings.Contains(err.Error(), "off on this agent") {
+		t.Errorf("with no hosts: %v, want ?src= off", err)
+	}
+}
+
+func TestCheckAddr(t *testing.T) {
+	p := mustParse(t, "x", "10.96.0.0/12, 10.244.0.0/16, 192.168.1.5", "10.96.100.0/24")
+	for a, ok := range map[string]bool{
+		"93.184.216.34":    true,
+		"127.0.0.1":        false,
+		"::1":              false,
+		"::ffff:127.0.0.1": false, // v4-mapped loopback
+		"169.254.169.254":  false, // cloud metadata
+		"fe80::1":          false,
+		"0.0.0.0":          false,
+		"10.96.0.1":        false, // the API server's ClusterIP
+		"10.244.3.7":       false, // a pod
+		"192.168.1.5":      false, // a single denied address
+		"10.96.100.9":      true,  // allowed explicitly
+	} {
+		if err := p.CheckAddr(netip.MustParseAddr(a)); (err == nil) != ok {
+			t.Errorf("CheckAddr(%s) = %v, want allowed=%v", a, err, ok)
+		}
+	}
+}
+
+// TestClientChecksTheDialledAddress: a host that passes the name check but resolves to loopback
+// is refused at the dial, and nothing reaches the server.
+func TestClientChecksTheDialledAddress(t *testing.T) {
+	var hits int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits++ }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
+	p := mustParse(t, "localhost", "", "")
+	if err := p.CheckURL("http://localhost" + port); err != nil {
+		t.Fatalf("the name is allowed: %v", err)
+	}
+	_, err := p.Client(5 * time.Second).Get("http://localhost" + port + "/x")
+	if !errors.Is(err, ErrRefused) || hits != 0 {
+		t.Errorf("GET = %v with %d hits; want refused before reaching the server", err, hits)
+	}
+}
+
+func TestClientFollowsNoRedirect(t *testing.T) {
+	inner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "secret") }))
+	defer inner.Close()
+	outer := httptest.NewServer(http.RedirectHandler(inner.URL, http.StatusFound))
+	defer outer.Close()
+	p := mustParse(t, "127.0.0.1", "", "127.0.0.0/8") // loopback allowed only to reach the test servers
+	_, err := p.Client(5 * time.Second).Get(outer.URL)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "redirect") {
+		t.Errorf("GET of a redirect = %v; want refused", err)
+	}
+}
