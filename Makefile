@@ -103,7 +103,7 @@ e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONF
 bench: ## benchmarks, each reported as a ratio to a baseline run in the same process
 	assets=$$(hack/envtest-assets.sh); \
 	KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 30m ./controller/integration/ | grep -E '^(Benchmark|ok|PASS|FAIL)'
-	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./controller/transformer/
+	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./sdk/transformer/
 	$(GO) test -count=1 -run '^$$' -bench DataPath -benchtime 2s ./controller/datapath/agent/
 
 .PHONY: help

@@ -11,11 +11,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/ioshim"
-	"github.com/mlkube/mlkube/controller/runtime/runtimetest"
-	"github.com/mlkube/mlkube/controller/transformer/transformertest"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/runtimes/ioshim"
+	"github.com/mlkube/mlkube/runtimes/runtimetest"
+	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
 // TestImage plays the pod the controller renders for an `io` transformer, without a cluster: the

@@ -1,5 +1,5 @@
 // Command io-shim serves an `io` transformer: a command that reads one object
-// on stdin and writes the result to stdout (see package controller/ioshim).
+// on stdin and writes the result to stdout (see package runtimes/ioshim).
 //
 //	io-shim install /mlkube/bin/io-shim       # init container: copy itself
 //	io-shim [--concurrency N] -- cmd args...  # serve cmd on $PORT (8000)
@@ -8,7 +8,7 @@ package main
 import (
 	"os"
 
-	"github.com/mlkube/mlkube/controller/ioshim"
+	"github.com/mlkube/mlkube/runtimes/ioshim"
 )
 
 func main() { os.Exit(ioshim.Main(os.Args[1:], os.Stderr)) }

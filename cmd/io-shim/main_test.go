@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/mlkube/mlkube/controller/ioshim"
 	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/runtimes/ioshim"
 )
 
 // TestImageRef: the image the controller injects is the one `make images` builds.

@@ -15,11 +15,11 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/runtime/python"
-	"github.com/mlkube/mlkube/controller/runtime/runtimetest"
-	"github.com/mlkube/mlkube/controller/transformer/transformertest"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/runtimes/python"
+	"github.com/mlkube/mlkube/runtimes/runtimetest"
+	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
 // debianPackages are what hack/python-runtime-image.sh collects into the image.

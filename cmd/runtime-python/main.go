@@ -1,6 +1,6 @@
 // Command runtime-python is the entrypoint of the Python `code` runtime image
 // (mlkube/runtime-python3.11:dev): it serves the function defined by
-// $MLKUBE_CODE_SOURCE on $PORT (see package controller/runtime/python).
+// $MLKUBE_CODE_SOURCE on $PORT (see package runtimes/python).
 //
 //	runtime-python [--workers N] [--python python3]
 package main
@@ -8,7 +8,7 @@ package main
 import (
 	"os"
 
-	"github.com/mlkube/mlkube/controller/runtime/python"
+	"github.com/mlkube/mlkube/runtimes/python"
 )
 
 func main() { os.Exit(python.Main(os.Args[1:], os.Stderr)) }

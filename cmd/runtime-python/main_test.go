@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/mlkube/mlkube/controller/runtime/python"
 	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/runtimes/python"
 )
 
 // TestImageRef: the image the controller renders for python3.11 is the one `make images` builds.

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/ioshim"
 	"github.com/mlkube/mlkube/controller/labels"
-	"github.com/mlkube/mlkube/controller/runtime/python"
+	"github.com/mlkube/mlkube/runtimes/ioshim"
+	"github.com/mlkube/mlkube/runtimes/python"
 )
 
 // Labels of transformer pods, after AIStore's ETL pod labels.

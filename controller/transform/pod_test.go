@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/runtime/python"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/runtimes/python"
 )
 
 func env(c corev1.Container) map[string]string {

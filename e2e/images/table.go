@@ -21,17 +21,17 @@ var (
 )
 
 // MxJobWorkload is the MxJob e2e workload: a parameter-server rendezvous wired by the DMLC
-// environment (cmd/mxjob-workload).
-var MxJobWorkload = Spec{Ref: "mlkube/mxjob-workload:dev", Package: "./cmd/mxjob-workload"}
+// environment (e2e/images/mxjob-workload).
+var MxJobWorkload = Spec{Ref: "mlkube/mxjob-workload:dev", Package: "./e2e/images/mxjob-workload"}
 
 // Example transformers built on the transformer SDK.
 var (
-	TransformerEcho = Spec{Ref: "mlkube/transformer-echo:dev", Package: "./cmd/transformers/echo"}
-	TransformerMD5  = Spec{Ref: "mlkube/transformer-md5:dev", Package: "./cmd/transformers/md5"}
-	TransformerGzip = Spec{Ref: "mlkube/transformer-gzip:dev", Package: "./cmd/transformers/gzip"}
+	TransformerEcho = Spec{Ref: "mlkube/transformer-echo:dev", Package: "./examples/transformers/echo"}
+	TransformerMD5  = Spec{Ref: "mlkube/transformer-md5:dev", Package: "./examples/transformers/md5"}
+	TransformerGzip = Spec{Ref: "mlkube/transformer-gzip:dev", Package: "./examples/transformers/gzip"}
 )
 
-// The `io` transformer shim and the `code` runtimes (controller/ioshim, controller/runtime/python).
+// The `io` transformer shim and the `code` runtimes (runtimes/ioshim, runtimes/python).
 var (
 	// IOShim is copied into `io` transformer pods by their init container.
 	IOShim = Spec{Ref: "mlkube/io-shim:dev", Package: "./cmd/io-shim"}

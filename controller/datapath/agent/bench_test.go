@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/transformer/transformertest"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
 // BenchmarkDataPath moves objects along the real path, client → agent →

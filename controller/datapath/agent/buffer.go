@@ -1,6 +1,6 @@
 package agent
 
-import "github.com/mlkube/mlkube/controller/datapath/bufpool"
+import "github.com/mlkube/mlkube/internal/bufpool"
 
 // bufferSize is the unit objects are copied in. 64 KiB halves the system
 // calls of a large stream against the SDK's 32 KiB and still costs little per

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/transformer/transformertest"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
 // writeObject stores data as object under the agent's data root.

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/mlkube/mlkube/controller/datapath/bufpool"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
 // dataRoot is the node's data directory. Every object is opened through an

@@ -18,6 +18,6 @@
 //
 // A Resolver finds the local transformer of a Transform; the HTTP side never
 // talks to the API server, so it is tested against in-process transformers.
-// One communicator per wire mechanism (package controller/datapath/wire)
+// One communicator per wire mechanism (package api/wire)
 // moves an object to a transformer and streams the result back.
 package agent

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // TestTransformerError checks that a failed object is answered 502 with the

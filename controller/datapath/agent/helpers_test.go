@@ -14,9 +14,9 @@ import (
 	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/transformer"
-	"github.com/mlkube/mlkube/controller/transformer/transformertest"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/sdk/transformer"
+	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
 const testNode = "node-a"

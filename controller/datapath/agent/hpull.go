@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // hpull lets the transformer fetch the object: from the agent's raw object

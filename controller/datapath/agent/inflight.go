@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mlkube/mlkube/controller/datapath/bufpool"
+	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
 // PathInflight serves the bytes of objects in flight to hpull transformers:

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // Paths of the agent's API.

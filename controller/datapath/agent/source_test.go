@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mlkube/mlkube/controller/transformer"
+	"github.com/mlkube/mlkube/sdk/transformer"
 )
 
 // source is an http server objects can be fetched from with ?src=.

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
 )
 
 // TestStatsAndMetrics counts objects, bytes and errors per Transform of a

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/datapath/ws"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/ws"
 )
 
 // PathStream is the streaming form of the inline API, for ws Transforms:

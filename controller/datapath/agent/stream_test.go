@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/datapath/ws"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/ws"
 )
 
 // streamClient is a client of PathStream that keeps up to window objects in

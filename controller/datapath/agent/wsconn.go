@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/datapath/ws"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/ws"
 )
 
 // wsConn is one persistent WebSocket to a transformer, carrying several

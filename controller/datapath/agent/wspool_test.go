@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // TestWSPoolsForgetGoneTransformers: when a transformer goes (its pod is

@@ -7,8 +7,8 @@ import (
 	"io"
 	"sync"
 
-	"github.com/mlkube/mlkube/controller/datapath/wire"
-	"github.com/mlkube/mlkube/controller/datapath/ws"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/ws"
 )
 
 // do sends one object (body nil when ctrl.FQN names a file) and returns its

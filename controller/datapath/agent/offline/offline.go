@@ -18,7 +18,7 @@ import (
 	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/wire"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // Path is the prefix of the offline API.

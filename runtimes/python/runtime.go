@@ -1,0 +1,270 @@
+package python
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/mlkube/mlkube/runtimes/proc"
+	"github.com/mlkube/mlkube/sdk/transformer"
+)
+
+// Options tune a Runtime.
+type Options struct {
+	// Python is the interpreter; default "python3".
+	Python string
+	// Workers is the number of worker processes, the most objects
+	// transformed at once; default 1.
+	Workers int
+	// Stderr, if not nil, receives the workers' and pip's output.
+	Stderr io.Writer
+	// Log reports worker restarts; default slog.Default().
+	Log *slog.Logger
+}
+
+// Runtime runs a Config's function in a pool of Python workers. Its
+// Transform is a transformer.Func.
+type Runtime struct {
+	conf Config
+	spec workerSpec
+	dir  string
+	log  *slog.Logger
+	// idle holds one entry per worker slot: a ready worker, or nil for a
+	// slot whose worker is to be started by the next object. A slot is
+	// missing while its object runs or its worker restarts.
+	idle chan *worker
+}
+
+var _ transformer.Func = (*Runtime)(nil).Transform
+
+// Start installs conf's dependencies and starts the workers. A source that
+// does not load is a *LoadError; a failed install names EnvDependencies.
+func Start(ctx context.Context, conf Config, o Options) (_ *Runtime, err error) {
+	if o.Python == "" {
+		o.Python = "python3"
+	}
+	if o.Workers < 1 {
+		o.Workers = 1
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	dir, err := os.MkdirTemp("", "mlkube-python-")
+	if err != nil {
+		return nil, err
+	}
+	r := &Runtime{conf: conf, dir: dir, log: o.Log, idle: make(chan *worker, o.Workers)}
+	defer func() {
+		if err != nil {
+			r.stopIdle(ctx)
+			os.RemoveAll(dir)
+		}
+	}()
+	r.spec = workerSpec{python: o.Python, script: filepath.Join(dir, "worker.py"), conf: conf, stderr: o.Stderr}
+	if err := os.WriteFile(r.spec.script, workerScript, 0o600); err != nil {
+		return nil, err
+	}
+	if conf.Dependencies != "" {
+		site, err := installDependencies(ctx, o.Python, dir, conf.Dependencies, o.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		r.spec.path = []string{site}
+	}
+	for range o.Workers {
+		w, err := startWorker(ctx, r.spec)
+		if err != nil {
+			return nil, err
+		}
+		r.idle <- w
+	}
+	return r, nil
+}
+
+// Close stops the workers, waiting up to ctx for the busy ones, and removes
+// the runtime's files.
+func (r *Runtime) Close(ctx context.Context) error {
+	defer os.RemoveAll(r.dir)
+	for range cap(r.idle) {
+		select {
+		case w := <-r.idle:
+			if w != nil {
+				w.stop(ctx)
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// stopIdle stops the workers that are idle now.
+func (r *Runtime) stopIdle(ctx context.Context) {
+	for len(r.idle) > 0 {
+		if w := <-r.idle; w != nil {
+			w.stop(ctx)
+		}
+	}
+}
+
+// Transform takes a worker for the object; the result runs the function as
+// it is read and gives the worker back when closed.
+func (r *Runtime) Transform(ctx context.Context, in io.Reader, _, _ string) (io.Reader, error) {
+	w, err := r.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &result{ctx: ctx, r: r, w: w, in: in, chunk: r.conf.ChunkSize}, nil
+}
+
+// acquire takes an idle worker, starting one for a slot whose restart
+// failed.
+func (r *Runtime) acquire(ctx context.Context) (*worker, error) {
+	var w *worker
+	select {
+	case w = <-r.idle:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if w != nil {
+		return w, nil
+	}
+	w, err := startWorker(ctx, r.spec)
+	if err != nil {
+		r.idle <- nil
+		return nil, fmt.Errorf("start python worker: %w", err)
+	}
+	return w, nil
+}
+
+// release gives a worker back. A dead one is replaced in the background, so
+// that the next object finds a worker ready rather than waiting for Python
+// to start and load the source.
+func (r *Runtime) release(w *worker) {
+	if !w.dead() {
+		r.idle <- w
+		return
+	}
+	go func() { r.idle <- r.replace(w) }()
+}
+
+// replace reaps a dead worker and starts another; nil when that fails, and
+// the next object tries again.
+func (r *Runtime) replace(dead *worker) *worker {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	dead.stop(ctx)
+	cancel()
+	r.log.Info("restarting a python worker that died")
+	w, err := startWorker(context.Background(), r.spec)
+	if err != nil {
+		r.log.Error("python worker restart failed; the next object tries again", "error", err)
+		return nil
+	}
+	return w
+}
+
+// result is one object's result: it reads the object a chunk at a time (or
+// whole), calls the function and serves what it returned.
+type result struct {
+	ctx   context.Context
+	r     *Runtime
+	w     *worker // nil once released
+	in    io.Reader
+	chunk int // 0: whole object
+
+	pending []byte
+	calls   int
+	done    bool  // the input is used up
+	err     error // sticky
+}
+
+func (res *result) Read(p []byte) (int, error) {
+	for len(res.pending) == 0 {
+		if res.err != nil {
+			return 0, res.err
+		}
+		if res.done {
+			res.Close()
+			return 0, io.EOF
+		}
+		if err := res.next(); err != nil {
+			res.err = err
+			res.Close()
+		}
+	}
+	n := copy(p, res.pending)
+	res.pending = res.pending[n:]
+	return n, nil
+}
+
+// next reads the next piece of the object and calls the function on it.
+func (res *result) next() error {
+	var data []byte
+	if res.chunk == 0 {
+		var err error
+		if data, err = io.ReadAll(res.in); err != nil {
+			return err
+		}
+		res.done = true
+	} else {
+		buf := make([]byte, res.chunk)
+		n, err := io.ReadFull(res.in, buf)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			res.done = true
+		case err != nil:
+			return err
+		}
+		if n == 0 && res.calls > 0 {
+			return nil // the object ended on a chunk boundary
+		}
+		data = buf[:n]
+	}
+	res.calls++
+	out, err := res.w.call(res.ctx, data)
+	res.pending = out
+	return err
+}
+
+// Close gives the worker back; the SDK calls it once it has read the result,
+// or given up on it.
+func (res *result) Close() error {
+	if res.w != nil {
+		res.r.release(res.w)
+		res.w = nil
+	}
+	return nil
+}
+
+// installDependencies pip-installs the requirements into a directory under
+// dir and returns it.
+func installDependencies(ctx context.Context, python, dir, requirements string, stderr io.Writer) (string, error) {
+	if out, err := exec.CommandContext(ctx, python, "-m", "pip", "--version").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s is set, but pip is not available to %s (%v): %s",
+			EnvDependencies, python, err, bytes.TrimSpace(out))
+	}
+	file := filepath.Join(dir, "requirements.txt")
+	if err := os.WriteFile(file, []byte(requirements), 0o600); err != nil {
+		return "", err
+	}
+	site := filepath.Join(dir, "site-packages")
+	cmd := exec.CommandContext(ctx, python, "-m", "pip", "install", "--no-input",
+		"--disable-pip-version-check", "--target", site, "-r", file)
+	tail := &proc.Tail{Size: stderrTail}
+	cmd.Stdout, cmd.Stderr = tail, tail
+	if stderr != nil {
+		cmd.Stdout = io.MultiWriter(tail, stderr)
+		cmd.Stderr = cmd.Stdout
+	}
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s: pip install failed (%v):\n%s", EnvDependencies, err, tail)
+	}
+	return site, nil
+}

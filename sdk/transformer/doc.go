@@ -1,0 +1,21 @@
+// Package transformer is the Go SDK for mlkube transformers. A transformer is
+// one Func; the SDK serves it over every mechanism of the wire contract
+// (package api/wire): GET /health, hpush (PUT /<object>),
+// hpull (GET /<object>?src= or ?fqn=) and ws (GET /ws, one object after the
+// other on a persistent WebSocket).
+//
+// A complete transformer:
+//
+//	func main() {
+//		transformer.Main(func(ctx context.Context, in io.Reader, object, args string) (io.Reader, error) {
+//			return in, nil // identity
+//		})
+//	}
+//
+// Objects are streamed in both directions: the SDK never holds a whole object
+// in memory, it copies through pooled 32 KiB buffers. The first buffer of a
+// result is read before the answer is committed, so a Func whose result fails
+// early still produces an error answer (HTTP status ≥ 400, ws error message);
+// a result that fails after bytes were sent aborts the HTTP response or closes
+// the WebSocket, so a truncated result is never taken for a good one.
+package transformer

@@ -1,0 +1,83 @@
+package transformer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mlkube/mlkube/api/wire"
+)
+
+// Func transforms one object. It reads the object from in and returns the
+// result, which the SDK reads to its end and then closes if it is an
+// io.Closer (so a Func may return a pipe or a file).
+//
+// ctx ends when the object is answered or its client goes away; a Func that
+// works in the background must stop then. in is valid only until the result
+// has been read: the SDK discards whatever the Func left unread and reuses the
+// connection for the next object. args are the request's arguments, object
+// its name (for information: the bytes come from in). Funcs run concurrently,
+// one per HTTP request and one per WebSocket connection.
+//
+// An error fails the object with status 500, or with the status given by
+// StatusError; its text is the message the client receives.
+type Func func(ctx context.Context, in io.Reader, object, args string) (io.Reader, error)
+
+// Handler serves a Func over every mechanism of the wire contract.
+type Handler struct {
+	fn       Func
+	root     *os.Root // nil: fqn requests are refused
+	client   *http.Client
+	log      *slog.Logger
+	sessions sessions
+	// shutdownTimeout bounds Serve's graceful shutdown.
+	shutdownTimeout time.Duration
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New returns a Handler for fn. It fails when the fqn root is set but cannot
+// be opened, so a misconfigured transformer stops at start-up, where the
+// controller reports it, rather than on the first object.
+func New(fn Func, opts ...Option) (*Handler, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	h := &Handler{fn: fn, client: o.client, log: o.log, shutdownTimeout: o.shutdownTimeout}
+	h.sessions.init()
+	if o.fqnRoot != "" {
+		dir, err := filepath.Abs(o.fqnRoot)
+		if err != nil {
+			return nil, fmt.Errorf("fqn root: %w", err)
+		}
+		if h.root, err = os.OpenRoot(dir); err != nil {
+			return nil, fmt.Errorf("fqn root: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// ServeHTTP routes a request to the health check, the WebSocket session or the
+// object transformation.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, err := route(r.Method, r.URL.EscapedPath(), r.URL.Query(), r.ContentLength)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	switch req.kind {
+	case kindHealth:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, wire.HealthOK)
+	case kindWS:
+		h.serveWS(w, r)
+	default:
+		h.serveObject(w, r, req)
+	}
+}
