@@ -53,9 +53,10 @@ build: ## static binaries into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet, and the manager's dependency boundary
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	hack/verify-deps.sh
 
 ##@ Test
 

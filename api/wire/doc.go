@@ -1,8 +1,16 @@
-// Package wire is the contract between the node data path agent and a
-// transformer pod: the port, the HTTP paths and query parameters of the hpush
-// and hpull mechanisms, and the WebSocket control and error messages of the ws
-// mechanism. It holds constants and pure codecs only, so that both sides build
-// and parse requests with the same code and cannot drift apart.
+// Package wire holds every contract of the data path, in one place that the transformer SDK, the
+// in-pod runtimes, the node agent and the Transform controller all import:
+//
+//   - agent ↔ transformer: the port, the HTTP paths and query parameters of the hpush and hpull
+//     mechanisms, and the WebSocket control and error messages of the ws mechanism (wire.go,
+//     message.go, path.go);
+//   - controller → transformer pod: the data root, the environment, the io shim's command line and
+//     the code runtimes' images (pods.go);
+//   - agent → manager: the statistics an agent serves (stats.go);
+//   - client → agent: offline runs (runs.go).
+//
+// It holds constants, types and pure codecs only, so that both sides build and parse requests with
+// the same code and cannot drift apart, and importing it links nothing of either side.
 //
 // One object moves as follows (see design/etl.md, "Wire contracts"):
 //

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/e2e/images"
-	"github.com/mlkube/mlkube/runtimes/ioshim"
 	"github.com/mlkube/mlkube/runtimes/runtimetest"
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
@@ -38,26 +37,26 @@ func TestImage(t *testing.T) {
 	if _, err := images.Unpack(tarPath, images.IOShim.Ref, rootfs); err != nil {
 		t.Fatal(err)
 	}
-	// The emptyDir volume, mounted at ioshim.MountPath.
-	volume := filepath.Join(rootfs, ioshim.MountPath)
+	// The emptyDir volume, mounted at wire.IOShimMountPath.
+	volume := filepath.Join(rootfs, wire.IOShimMountPath)
 	if err := os.MkdirAll(volume, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	install := ioshim.InstallCommand()
+	install := wire.IOShimInstallCommand()
 	cmd := exec.Command(install[0], install[1:]...)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("init container %v: %v\n%s", install, err, out)
 	}
-	installed := filepath.Join(volume, filepath.Base(ioshim.BinPath))
+	installed := filepath.Join(volume, filepath.Base(wire.IOShimBinPath))
 	fi, err := os.Stat(installed)
 	if err != nil || fi.Mode().Perm() != 0o755 {
 		t.Fatalf("installed shim: %v, %v; want mode 0755", fi, err)
 	}
 
 	// The transformer container: the volume holds the shim, the image the user's command.
-	command := ioshim.Command("sh", "-c", `[ "$MLKUBE_ARGS" = fail ] && { echo bad >&2; exit 4; }; tr a-z A-Z`)
+	command := wire.IOShimCommand("sh", "-c", `[ "$MLKUBE_ARGS" = fail ] && { echo bad >&2; exit 4; }; tr a-z A-Z`)
 	url := runtimetest.Serve(t, exec.Command(installed, command[1:]...))
 	put := func(args, body string) (string, error) {
 		var out bytes.Buffer

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/datapath/agent"
 	"github.com/mlkube/mlkube/controller/scheme"
 )
@@ -32,7 +33,7 @@ func main() {
 	opts := agent.DefaultOptions()
 	opts.Node = os.Getenv("NODE_NAME")
 	listen := flag.String("listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
-	flag.StringVar(&opts.DataRoot, "data-root", "/var/lib/mlkube/data", "the node's data directory; objects are named relative to it")
+	flag.StringVar(&opts.DataRoot, "data-root", wire.DataRoot, "the node's data directory; objects are named relative to it")
 	flag.StringVar(&opts.AdvertiseURL, "advertise-url", advertiseURL(os.Getenv("POD_IP"), defaultPort),
 		"base URL transformers reach the agent at, for hpull (default http://$POD_IP:8080)")
 	flag.Int64Var(&opts.MaxObjectSize, "max-object-size", opts.MaxObjectSize, "largest object in bytes; negative is no limit")

@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // Replacement backoff under failurePolicy Restart, counted from the failure.
@@ -67,7 +67,7 @@ func tolerates(tolerations []corev1.Toleration, taints []corev1.Taint) bool {
 
 // computePlan decides one reconcile from the Transform, the cluster's nodes, its pods and the
 // time: a pure function, where every lifecycle rule lives.
-func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, reports map[string]stats.Report, now time.Time) plan {
+func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, reports map[string]wire.StatsReport, now time.Time) plan {
 	p := plan{status: *t.Status.DeepCopy()}
 	st := &p.status
 	prevNodes := map[string]v1alpha1.NodeStatus{}
@@ -141,7 +141,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	}
 	st.Nodes = statuses
 	st.NodesReady = fmt.Sprintf("%d/%d", ready, len(eligible))
-	applyStats(st, stats.Key(t.Namespace, t.Name), reports)
+	applyStats(st, wire.StatsKey(t.Namespace, t.Name), reports)
 
 	switch {
 	case len(failures) > 0 && t.Spec.FailurePolicy != v1alpha1.FailureRestart:

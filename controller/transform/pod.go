@@ -15,9 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/labels"
-	"github.com/mlkube/mlkube/runtimes/ioshim"
-	"github.com/mlkube/mlkube/runtimes/python"
 )
 
 // Labels of transformer pods, after AIStore's ETL pod labels.
@@ -27,22 +26,7 @@ const (
 	LabelAppName   = "app.kubernetes.io/name"
 	LabelComponent = "app.kubernetes.io/component"
 
-	containerName = "transformer"
-	// DataRoot holds each node's data root, DataRoot/<node>, on the host. The node agent and fqn
-	// transformers mount their node's directory at DataRoot itself, so a path the agent sends
-	// names the same file; one directory per node keeps nodes apart where they share storage.
-	DataRoot = "/var/lib/mlkube/data"
-)
-
-// The environment the controller gives transformers.
-const (
-	envPort            = "PORT"
-	envNode            = "MLKUBE_NODE"
-	envFQNRoot         = "MLKUBE_FQN_ROOT"
-	envCodeSource      = "MLKUBE_CODE_SOURCE"
-	envCodeFunction    = "MLKUBE_CODE_FUNCTION"
-	envCodeDeps        = "MLKUBE_CODE_DEPENDENCIES"
-	envCodeChunkSize   = "MLKUBE_CODE_CHUNK_SIZE"
+	containerName      = "transformer"
 	ioShimInitName     = "io-shim-install"
 	dataRootVolumeName = "mlkube-data"
 )
@@ -79,8 +63,8 @@ func buildPod(t *v1alpha1.Transform, node string) *corev1.Pod {
 	c := &spec.Containers[0]
 	c.Env = append(c.Env, t.Spec.Env...)
 	c.Env = append(c.Env,
-		corev1.EnvVar{Name: envPort, Value: strconv.Itoa(int(containerPort(c)))},
-		corev1.EnvVar{Name: envNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}})
+		corev1.EnvVar{Name: wire.EnvPort, Value: strconv.Itoa(int(containerPort(c)))},
+		corev1.EnvVar{Name: wire.EnvNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}})
 	if t.Spec.Communication == v1alpha1.CommIO {
 		wrapWithIOShim(spec)
 	}
@@ -139,12 +123,12 @@ func basePodSpec(t *v1alpha1.Transform) *corev1.PodSpec {
 		code := t.Spec.Code
 		// The webhook admits only supported runtimes; should one slip through, the empty image
 		// fails the pod's creation with a message naming the field.
-		c.Image, _ = python.ImageFor(code.Runtime)
+		c.Image, _ = wire.CodeRuntimeImage(code.Runtime)
 		c.Env = append(c.Env,
-			corev1.EnvVar{Name: envCodeSource, Value: code.Source},
-			corev1.EnvVar{Name: envCodeFunction, Value: code.Function},
-			corev1.EnvVar{Name: envCodeDeps, Value: code.Dependencies},
-			corev1.EnvVar{Name: envCodeChunkSize, Value: strconv.FormatInt(code.ChunkSize, 10)})
+			corev1.EnvVar{Name: wire.EnvCodeSource, Value: code.Source},
+			corev1.EnvVar{Name: wire.EnvCodeFunction, Value: code.Function},
+			corev1.EnvVar{Name: wire.EnvCodeDependencies, Value: code.Dependencies},
+			corev1.EnvVar{Name: wire.EnvCodeChunkSize, Value: strconv.FormatInt(code.ChunkSize, 10)})
 	}
 	return &corev1.PodSpec{Containers: []corev1.Container{c}}
 }
@@ -152,28 +136,28 @@ func basePodSpec(t *v1alpha1.Transform) *corev1.PodSpec {
 // wrapWithIOShim injects the io shim: an init container copies it into a shared volume, and the
 // transformer's command runs under it, once per object.
 func wrapWithIOShim(spec *corev1.PodSpec) {
-	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: ioshim.VolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-	mount := corev1.VolumeMount{Name: ioshim.VolumeName, MountPath: ioshim.MountPath}
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: wire.IOShimVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	mount := corev1.VolumeMount{Name: wire.IOShimVolume, MountPath: wire.IOShimMountPath}
 	spec.InitContainers = append(spec.InitContainers, corev1.Container{
-		Name: ioShimInitName, Image: ioshim.Image, ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:      ioshim.InstallCommand(),
+		Name: ioShimInitName, Image: wire.IOShimImage, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:      wire.IOShimInstallCommand(),
 		VolumeMounts: []corev1.VolumeMount{mount},
 	})
 	c := &spec.Containers[0]
-	c.Command = ioshim.Command(append(c.Command, c.Args...)...)
+	c.Command = wire.IOShimCommand(append(c.Command, c.Args...)...)
 	c.Args = nil
 	c.VolumeMounts = append(c.VolumeMounts, mount)
 }
 
-// mountDataRoot gives an fqn transformer its node's data root, read-only, at DataRoot: the path
+// mountDataRoot gives an fqn transformer its node's data root, read-only, at wire.DataRoot: the path
 // the node agent names files by.
 func mountDataRoot(spec *corev1.PodSpec, node string) {
 	hostPathType := corev1.HostPathDirectoryOrCreate
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: dataRootVolumeName, VolumeSource: corev1.VolumeSource{
-		HostPath: &corev1.HostPathVolumeSource{Path: path.Join(DataRoot, node), Type: &hostPathType}}})
+		HostPath: &corev1.HostPathVolumeSource{Path: path.Join(wire.DataRoot, node), Type: &hostPathType}}})
 	c := &spec.Containers[0]
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: DataRoot, ReadOnly: true})
-	c.Env = append(c.Env, corev1.EnvVar{Name: envFQNRoot, Value: DataRoot})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: wire.DataRoot, ReadOnly: true})
+	c.Env = append(c.Env, corev1.EnvVar{Name: wire.EnvFQNRoot, Value: wire.DataRoot})
 }
 
 // pinTo requires the node, as AIStore pins each ETL pod to its target's node.

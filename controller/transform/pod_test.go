@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/builders"
-	"github.com/mlkube/mlkube/runtimes/python"
 )
 
 func env(c corev1.Container) map[string]string {
@@ -64,10 +64,10 @@ func TestBuildPodForms(t *testing.T) {
 
 	fqn := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
 	c = buildPod(fqn, "node-1").Spec.Containers[0]
-	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != DataRoot {
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != wire.DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != wire.DataRoot {
 		t.Errorf("fqn container lacks the data root: %+v", c)
 	}
-	if hp := buildPod(fqn, "node-1").Spec.Volumes[0].HostPath; hp == nil || hp.Path != DataRoot+"/node-1" {
+	if hp := buildPod(fqn, "node-1").Spec.Volumes[0].HostPath; hp == nil || hp.Path != wire.DataRoot+"/node-1" {
 		t.Errorf("fqn data root volume %+v; want the node's own directory", hp)
 	}
 }
@@ -90,7 +90,7 @@ func TestBuildPodFromTemplateKeepsItsOwnSettings(t *testing.T) {
 // images in step.
 func TestEveryAdmittedRuntimeHasAnImage(t *testing.T) {
 	for _, rt := range v1alpha1.CodeRuntimes {
-		if img, err := python.ImageFor(rt); err != nil || img == "" {
+		if img, err := wire.CodeRuntimeImage(rt); err != nil || img == "" {
 			t.Errorf("runtime %s is admitted but has no image: %v", rt, err)
 		}
 	}

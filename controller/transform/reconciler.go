@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/internal/record"
 	"github.com/mlkube/mlkube/controller/internal/slowstart"
 )
@@ -94,7 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			owned = append(owned, p)
 		}
 	}
-	var reports map[string]stats.Report
+	var reports map[string]wire.StatsReport
 	if r.Stats != nil {
 		reports = r.Stats.Latest()
 	}

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // Collector pulls every node agent's statistics once per interval and keeps the latest, so the
@@ -38,7 +38,7 @@ type Collector struct {
 
 	changes chan event.GenericEvent
 	mu      sync.RWMutex
-	reports map[string]stats.Report // by node
+	reports map[string]wire.StatsReport // by node
 }
 
 // NewCollector returns a Collector for the agents of the given namespace and labels.
@@ -48,7 +48,7 @@ func NewCollector(r client.Reader, namespace string, selector map[string]string,
 		Interval: 10 * time.Second,
 		HTTP:     &http.Client{Timeout: 5 * time.Second},
 		changes:  make(chan event.GenericEvent, 256),
-		reports:  map[string]stats.Report{},
+		reports:  map[string]wire.StatsReport{},
 	}
 }
 
@@ -56,7 +56,7 @@ func NewCollector(r client.Reader, namespace string, selector map[string]string,
 func (c *Collector) Changes() <-chan event.GenericEvent { return c.changes }
 
 // Latest returns the most recent report of every node.
-func (c *Collector) Latest() map[string]stats.Report {
+func (c *Collector) Latest() map[string]wire.StatsReport {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return maps.Clone(c.reports)
@@ -85,7 +85,7 @@ func (c *Collector) collect(ctx context.Context) {
 		log.FromContext(ctx).Error(err, "listing node agents")
 		return
 	}
-	fresh := map[string]stats.Report{}
+	fresh := map[string]wire.StatsReport{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, p := range pods.Items {
@@ -122,31 +122,31 @@ func (c *Collector) collect(ctx context.Context) {
 	}
 }
 
-func (c *Collector) fetch(ctx context.Context, ip string) (stats.Report, error) {
-	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(c.Port)) + stats.Path
+func (c *Collector) fetch(ctx context.Context, ip string) (wire.StatsReport, error) {
+	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(c.Port)) + wire.StatsPath
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return stats.Report{}, err
+		return wire.StatsReport{}, err
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return stats.Report{}, err
+		return wire.StatsReport{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return stats.Report{}, fmt.Errorf("%s answered %s", url, resp.Status)
+		return wire.StatsReport{}, fmt.Errorf("%s answered %s", url, resp.Status)
 	}
-	var r stats.Report
+	var r wire.StatsReport
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 8<<20)).Decode(&r); err != nil {
-		return stats.Report{}, fmt.Errorf("decoding %s: %w", url, err)
+		return wire.StatsReport{}, fmt.Errorf("decoding %s: %w", url, err)
 	}
 	return r, nil
 }
 
 // changedTransforms lists the Transforms whose figures differ between two collections.
-func changedTransforms(old, fresh map[string]stats.Report) []string {
+func changedTransforms(old, fresh map[string]wire.StatsReport) []string {
 	keys := map[string]bool{}
-	for _, reports := range []map[string]stats.Report{old, fresh} {
+	for _, reports := range []map[string]wire.StatsReport{old, fresh} {
 		for _, r := range reports {
 			for k := range r.Transforms {
 				keys[k] = true
@@ -166,7 +166,7 @@ func changedTransforms(old, fresh map[string]stats.Report) []string {
 	return changed
 }
 
-func mergedNodes(a, b map[string]stats.Report) map[string]bool {
+func mergedNodes(a, b map[string]wire.StatsReport) map[string]bool {
 	nodes := map[string]bool{}
 	for n := range a {
 		nodes[n] = true
@@ -180,7 +180,7 @@ func mergedNodes(a, b map[string]stats.Report) map[string]bool {
 // applyStats folds the agents' reports into a Transform's status: counters per node and in total,
 // and the most recent per-object errors across nodes, at most MaxObjectErrors.
 // Without reports (no collector), the counters already in status stand.
-func applyStats(st *v1alpha1.TransformStatus, key string, reports map[string]stats.Report) {
+func applyStats(st *v1alpha1.TransformStatus, key string, reports map[string]wire.StatsReport) {
 	var errs []v1alpha1.ObjectError
 	for i := range st.Nodes {
 		n := &st.Nodes[i]

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/scheme"
 )
 
@@ -25,13 +25,13 @@ func objErr(object, node string, sec int) v1alpha1.ObjectError {
 }
 
 func TestApplyStats(t *testing.T) {
-	key := stats.Key("default", "md5")
-	reports := map[string]stats.Report{
-		"node-1": {Node: "node-1", Transforms: map[string]stats.Transform{
+	key := wire.StatsKey("default", "md5")
+	reports := map[string]wire.StatsReport{
+		"node-1": {Node: "node-1", Transforms: map[string]wire.TransformStats{
 			key:             {Counters: v1alpha1.Counters{Objects: 10, BytesIn: 100, BytesOut: 50, Errors: 2}, Errors: []v1alpha1.ObjectError{objErr("a", "node-1", 1), objErr("c", "node-1", 3)}},
 			"default/other": {Counters: v1alpha1.Counters{Objects: 99}},
 		}},
-		"node-2": {Node: "node-2", Transforms: map[string]stats.Transform{
+		"node-2": {Node: "node-2", Transforms: map[string]wire.TransformStats{
 			key: {Counters: v1alpha1.Counters{Objects: 5, BytesIn: 10, BytesOut: 5, Errors: 1}, Errors: []v1alpha1.ObjectError{objErr("b", "node-2", 2)}},
 		}},
 	}
@@ -53,13 +53,13 @@ func TestApplyStats(t *testing.T) {
 }
 
 func TestApplyStatsKeepsTheNewestErrors(t *testing.T) {
-	key := stats.Key("default", "md5")
+	key := wire.StatsKey("default", "md5")
 	var errs []v1alpha1.ObjectError
 	for i := range 200 {
 		errs = append(errs, objErr(strconv.Itoa(i), "node-1", i))
 	}
 	st := &v1alpha1.TransformStatus{Nodes: []v1alpha1.NodeStatus{{Node: "node-1"}}}
-	applyStats(st, key, map[string]stats.Report{"node-1": {Transforms: map[string]stats.Transform{key: {Errors: errs}}}})
+	applyStats(st, key, map[string]wire.StatsReport{"node-1": {Transforms: map[string]wire.TransformStats{key: {Errors: errs}}}})
 	if len(st.Errors) != v1alpha1.MaxObjectErrors || st.Errors[0].Object != "72" || st.Errors[127].Object != "199" {
 		t.Errorf("kept %d errors from %s to %s; want the newest 128, 72 to 199", len(st.Errors), st.Errors[0].Object, st.Errors[len(st.Errors)-1].Object)
 	}
@@ -77,17 +77,17 @@ func TestApplyStatsWithoutReportsKeepsCounters(t *testing.T) {
 // TestCollectorPullsEveryAgent serves an agent's stats over HTTP and checks that a collection
 // gathers the running agent, skips one not yet running, and signals only changed Transforms.
 func TestCollectorPullsEveryAgent(t *testing.T) {
-	serve := func(r stats.Report) *httptest.Server {
+	serve := func(r wire.StatsReport) *httptest.Server {
 		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			if req.URL.Path != stats.Path {
+			if req.URL.Path != wire.StatsPath {
 				http.NotFound(w, req)
 				return
 			}
 			_ = json.NewEncoder(w).Encode(r)
 		}))
 	}
-	key := stats.Key("default", "md5")
-	a := serve(stats.Report{Node: "node-a", Transforms: map[string]stats.Transform{key: {Counters: v1alpha1.Counters{Objects: 1}}}})
+	key := wire.StatsKey("default", "md5")
+	a := serve(wire.StatsReport{Node: "node-a", Transforms: map[string]wire.TransformStats{key: {Counters: v1alpha1.Counters{Objects: 1}}}})
 	defer a.Close()
 	_, portStr, _ := net.SplitHostPort(a.Listener.Addr().String())
 	port, _ := strconv.Atoi(portStr)

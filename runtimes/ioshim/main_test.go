@@ -93,12 +93,3 @@ func TestParseFlags(t *testing.T) {
 		})
 	}
 }
-
-func TestContractCommands(t *testing.T) {
-	if diff := cmp.Diff([]string{"/io-shim", "install", "/mlkube/bin/io-shim"}, InstallCommand()); diff != "" {
-		t.Errorf("InstallCommand (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"/mlkube/bin/io-shim", "--", "python3", "t.py"}, Command("python3", "t.py")); diff != "" {
-		t.Errorf("Command (-want +got):\n%s", diff)
-	}
-}

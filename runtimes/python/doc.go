@@ -1,10 +1,12 @@
 // Package python is the runtime of the Transform `code` form for Python: a
 // transformer (on the SDK, so every mechanism of the wire contract) that
 // passes each object to the user's function transform(data: bytes) -> bytes,
-// run by a small pool of long-running Python worker processes.
+// run by a small pool of long-running Python worker processes. It runs inside
+// the transformer pods of `code` Transforms (image mlkube/runtime-python3.11,
+// cmd/runtime-python).
 //
 // The controller renders the code form into a pod of the runtime's image
-// (ImageFor) and passes the code in the environment (EnvSource, EnvFunction,
+// (wire.CodeRuntimeImage) and passes the code in the environment (EnvSource, EnvFunction,
 // EnvDependencies, EnvChunkSize). At start the runtime installs the
 // dependencies, if any, with pip into a private directory on the workers'
 // sys.path, starts the workers and fails (non-zero exit, with a message
@@ -39,6 +41,8 @@ package python
 
 import (
 	_ "embed"
+
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // workerScript is the worker's program, written to a temporary directory at
@@ -47,16 +51,11 @@ import (
 //go:embed worker.py
 var workerScript []byte
 
+// The runtime's side of the contract in api/wire: the environment the Transform controller sets.
 const (
-	// EnvSource is the Python source text defining the function.
-	EnvSource = "MLKUBE_CODE_SOURCE"
-	// EnvFunction is the name of the function; empty means DefaultFunction.
-	EnvFunction = "MLKUBE_CODE_FUNCTION"
-	// EnvDependencies is a pip requirements text; empty means none.
-	EnvDependencies = "MLKUBE_CODE_DEPENDENCIES"
-	// EnvChunkSize is the chunk size in bytes; empty or 0 means whole objects.
-	EnvChunkSize = "MLKUBE_CODE_CHUNK_SIZE"
-
-	// DefaultFunction is the function called when EnvFunction is empty.
-	DefaultFunction = "transform"
+	EnvSource       = wire.EnvCodeSource
+	EnvFunction     = wire.EnvCodeFunction
+	EnvDependencies = wire.EnvCodeDependencies
+	EnvChunkSize    = wire.EnvCodeChunkSize
+	DefaultFunction = wire.DefaultCodeFunction
 )

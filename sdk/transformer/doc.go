@@ -4,7 +4,10 @@
 // hpull (GET /<object>?src= or ?fqn=) and ws (GET /ws, one object after the
 // other on a persistent WebSocket).
 //
-// A complete transformer:
+// Import it as github.com/mlkube/mlkube/sdk/transformer; that path is kept
+// stable for users' code. A complete transformer:
+//
+//	import "github.com/mlkube/mlkube/sdk/transformer"
 //
 //	func main() {
 //		transformer.Main(func(ctx context.Context, in io.Reader, object, args string) (io.Reader, error) {
@@ -18,4 +21,8 @@
 // early still produces an error answer (HTTP status ≥ 400, ws error message);
 // a result that fails after bytes were sent aborts the HTTP response or closes
 // the WebSocket, so a truncated result is never taken for a good one.
+//
+// To test a transformer, sdk/transformer/transformertest runs a Func in
+// process and moves objects through it by every mechanism, as the node agent
+// does.
 package transformer

@@ -12,8 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/mlkube/mlkube/controller/datapath/agent/offline"
-	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // Options configure an Agent.
@@ -119,13 +118,13 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveTransform(w, r)
 	case strings.HasPrefix(path, PathStream):
 		a.serveStream(w, r)
-	case strings.HasPrefix(path, offline.Path):
+	case strings.HasPrefix(path, wire.RunsPath):
 		a.serveOffline(w, r)
 	case strings.HasPrefix(path, PathObjects):
 		a.serveObject(w, r)
 	case strings.HasPrefix(path, PathInflight):
 		a.inflight.serve(w, r)
-	case path == stats.Path:
+	case path == wire.StatsPath:
 		a.stats.serve(w, r)
 	case path == PathMetrics:
 		a.promHandler.ServeHTTP(w, r)
@@ -137,7 +136,7 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Stats returns what the agent recorded so far, as GET /v1/stats answers it.
-func (a *Agent) Stats() stats.Report { return a.stats.report() }
+func (a *Agent) Stats() wire.StatsReport { return a.stats.report() }
 
 // Close stops the offline runs and closes the connections to transformers.
 func (a *Agent) Close() {

@@ -14,15 +14,15 @@ import (
 	"testing"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/agent/offline"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // startOffline posts req for the pipeline name and returns the answer.
-func (e *env) startOffline(name string, req any) (answer, offline.Status) {
+func (e *env) startOffline(name string, req any) (answer, wire.RunStatus) {
 	e.t.Helper()
 	body, _ := json.Marshal(req)
-	a := e.do(http.MethodPost, e.url+offline.Path+"default/"+name, strings.NewReader(string(body)))
-	var s offline.Status
+	a := e.do(http.MethodPost, e.url+wire.RunsPath+"default/"+name, strings.NewReader(string(body)))
+	var s wire.RunStatus
 	if a.status == http.StatusAccepted {
 		if err := json.Unmarshal(a.body, &s); err != nil {
 			e.t.Fatalf("202 with %q: %v", a.body, err)
@@ -33,7 +33,7 @@ func (e *env) startOffline(name string, req any) (answer, offline.Status) {
 
 // runOffline starts a run that must be accepted and returns its Status
 // once it has ended.
-func (e *env) runOffline(name string, req offline.Request) offline.Status {
+func (e *env) runOffline(name string, req wire.RunRequest) wire.RunStatus {
 	e.t.Helper()
 	a, s := e.startOffline(name, req)
 	if a.status != http.StatusAccepted {
@@ -43,10 +43,10 @@ func (e *env) runOffline(name string, req offline.Request) offline.Status {
 	return e.offlineStatus(s.ID)
 }
 
-func (e *env) offlineStatus(id string) offline.Status {
+func (e *env) offlineStatus(id string) wire.RunStatus {
 	e.t.Helper()
-	a := e.do(http.MethodGet, e.url+offline.Path+id, nil)
-	var s offline.Status
+	a := e.do(http.MethodGet, e.url+wire.RunsPath+id, nil)
+	var s wire.RunStatus
 	if a.status != http.StatusOK || json.Unmarshal(a.body, &s) != nil {
 		e.t.Fatalf("GET offline %s: %d %s", id, a.status, a.body)
 	}
@@ -90,8 +90,8 @@ func TestOfflineRun(t *testing.T) {
 			e := newEnv(t)
 			e.addTransform("t", comm, "", tag("t"))
 			names := e.dataset(20)
-			s := e.runOffline("t", offline.Request{Src: "raw/", Dst: "out", Args: "a1", Workers: 3})
-			if s.State != offline.StateSucceeded || s.Total != 20 || s.Counters.Objects != 20 || s.Counters.Errors != 0 {
+			s := e.runOffline("t", wire.RunRequest{Src: "raw/", Dst: "out", Args: "a1", Workers: 3})
+			if s.State != wire.RunSucceeded || s.Total != 20 || s.Counters.Objects != 20 || s.Counters.Errors != 0 {
 				t.Fatalf("status %+v, want Succeeded with 20 objects", s)
 			}
 			if s.Node != testNode || s.Transform != "default/t" || s.Finished == nil {
@@ -123,7 +123,7 @@ func TestOfflinePipeline(t *testing.T) {
 	e.addTransform("a", etlv1alpha1.CommWS, "", tag("a"))
 	e.addTransform("b", etlv1alpha1.CommHPush, "", tag("b"))
 	e.writeObject("in/x", []byte("x"))
-	if s := e.runOffline("a>>b", offline.Request{Src: "in", Dst: "out"}); s.State != offline.StateSucceeded {
+	if s := e.runOffline("a>>b", wire.RunRequest{Src: "in", Dst: "out"}); s.State != wire.RunSucceeded {
 		t.Fatalf("status %+v", s)
 	}
 	if got, _ := e.readObject("out/x"); got != "x|a:|b:" {
@@ -135,12 +135,12 @@ func TestOfflineDryRun(t *testing.T) {
 	e := newEnv(t)
 	e.addTransform("t", etlv1alpha1.CommHPush, "", tag("t"))
 	e.dataset(4)
-	s := e.runOffline("t", offline.Request{Src: "raw", Dst: "out", DryRun: true})
-	var want []offline.Item
+	s := e.runOffline("t", wire.RunRequest{Src: "raw", Dst: "out", DryRun: true})
+	var want []wire.RunItem
 	for _, o := range []string{"raw/01", "raw/02", "raw/sub/00", "raw/sub/03"} {
-		want = append(want, offline.Item{Object: o, Dst: "out/" + strings.TrimPrefix(o, "raw/")})
+		want = append(want, wire.RunItem{Object: o, Dst: "out/" + strings.TrimPrefix(o, "raw/")})
 	}
-	if s.State != offline.StateSucceeded || s.Total != 4 || fmt.Sprint(s.Planned) != fmt.Sprint(want) {
+	if s.State != wire.RunSucceeded || s.Total != 4 || fmt.Sprint(s.Planned) != fmt.Sprint(want) {
 		t.Errorf("dry run %+v, want Succeeded planning %v", s, want)
 	}
 	if s.Counters.Objects != 0 {
@@ -179,8 +179,8 @@ func TestOfflineErrors(t *testing.T) {
 	}
 	t.Run("stop at the first failure", func(t *testing.T) {
 		e := setup(t)
-		s := e.runOffline("t", offline.Request{Src: "in", Dst: "out", Workers: 1})
-		if s.State != offline.StateFailed || !strings.Contains(s.Message, `stopped after object "in/b-bad" failed: cannot transform in/b-bad`) {
+		s := e.runOffline("t", wire.RunRequest{Src: "in", Dst: "out", Workers: 1})
+		if s.State != wire.RunFailed || !strings.Contains(s.Message, `stopped after object "in/b-bad" failed: cannot transform in/b-bad`) {
 			t.Fatalf("status %s %q, want Failed naming in/b-bad", s.State, s.Message)
 		}
 		if _, ok := e.readObject("out/a"); !ok {
@@ -195,8 +195,8 @@ func TestOfflineErrors(t *testing.T) {
 	})
 	t.Run("continue on error", func(t *testing.T) {
 		e := setup(t)
-		s := e.runOffline("t", offline.Request{Src: "in", Dst: "out", Workers: 2, ContinueOnError: true})
-		if s.State != offline.StateFailed || s.Counters.Objects != 5 || s.Counters.Errors != 2 {
+		s := e.runOffline("t", wire.RunRequest{Src: "in", Dst: "out", Workers: 2, ContinueOnError: true})
+		if s.State != wire.RunFailed || s.Counters.Objects != 5 || s.Counters.Errors != 2 {
 			t.Fatalf("status %s, %d objects, %d errors; want Failed, 5, 2", s.State, s.Counters.Objects, s.Counters.Errors)
 		}
 		for _, name := range []string{"a", "c", "e"} {
@@ -220,24 +220,24 @@ func TestOfflineAbort(t *testing.T) {
 	e := newEnv(t)
 	e.addTransform("t", etlv1alpha1.CommHPush, "", hang)
 	e.dataset(3)
-	a, s := e.startOffline("t", offline.Request{Src: "raw", Dst: "out"})
-	if a.status != http.StatusAccepted || s.State != offline.StateRunning {
+	a, s := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out"})
+	if a.status != http.StatusAccepted || s.State != wire.RunRunning {
 		t.Fatalf("POST: %d %s", a.status, a.body)
 	}
-	if d := e.do(http.MethodDelete, e.url+offline.Path+s.ID, nil); d.status != http.StatusOK {
+	if d := e.do(http.MethodDelete, e.url+wire.RunsPath+s.ID, nil); d.status != http.StatusOK {
 		t.Fatalf("DELETE: %d %s", d.status, d.body)
 	}
 	<-e.agent.offline.get(s.ID).done
-	if s = e.offlineStatus(s.ID); s.State != offline.StateAborted {
+	if s = e.offlineStatus(s.ID); s.State != wire.RunAborted {
 		t.Errorf("after DELETE: %s %q, want Aborted", s.State, s.Message)
 	}
 	if left := e.leftovers(); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
-	var all []offline.Status
-	json.Unmarshal(e.do(http.MethodGet, e.url+offline.Path, nil).body, &all)
+	var all []wire.RunStatus
+	json.Unmarshal(e.do(http.MethodGet, e.url+wire.RunsPath, nil).body, &all)
 	if len(all) != 1 || all[0].ID != s.ID {
-		t.Errorf("GET %s lists %+v", offline.Path, all)
+		t.Errorf("GET %s lists %+v", wire.RunsPath, all)
 	}
 }
 
@@ -253,12 +253,12 @@ func TestOfflineRefusals(t *testing.T) {
 		msg  string
 	}{
 		"unknown field":     {"t", map[string]any{"src": "raw", "dst": "out", "wrkers": 2}, 400, `unknown field "wrkers"`},
-		"escaping src":      {"t", offline.Request{Src: "../etc", Dst: "out"}, 400, `src: object "../etc" contains ..`},
-		"overlap":           {"t", offline.Request{Src: "raw", Dst: "raw/out"}, 400, "overlaps"},
-		"workers":           {"t", offline.Request{Src: "raw", Dst: "out", Workers: 1000}, 400, "workers 1000"},
-		"unknown transform": {"nope", offline.Request{Src: "raw", Dst: "out"}, 404, "transform default/nope not found"},
-		"missing src":       {"t", offline.Request{Src: "gone", Dst: "out"}, 404, `src: "gone" not found under the data root`},
-		"src is a file":     {"t", offline.Request{Src: "file", Dst: "out"}, 400, `"file" is not a directory`},
+		"escaping src":      {"t", wire.RunRequest{Src: "../etc", Dst: "out"}, 400, `src: object "../etc" contains ..`},
+		"overlap":           {"t", wire.RunRequest{Src: "raw", Dst: "raw/out"}, 400, "overlaps"},
+		"workers":           {"t", wire.RunRequest{Src: "raw", Dst: "out", Workers: 1000}, 400, "workers 1000"},
+		"unknown transform": {"nope", wire.RunRequest{Src: "raw", Dst: "out"}, 404, "transform default/nope not found"},
+		"missing src":       {"t", wire.RunRequest{Src: "gone", Dst: "out"}, 404, `src: "gone" not found under the data root`},
+		"src is a file":     {"t", wire.RunRequest{Src: "file", Dst: "out"}, 400, `"file" is not a directory`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -268,10 +268,10 @@ func TestOfflineRefusals(t *testing.T) {
 			}
 		})
 	}
-	if a := e.do(http.MethodGet, e.url+offline.Path+"nope", nil); a.status != 404 || !strings.Contains(a.apiError(t).Error, `offline run "nope" not found`) {
+	if a := e.do(http.MethodGet, e.url+wire.RunsPath+"nope", nil); a.status != 404 || !strings.Contains(a.apiError(t).Error, `offline run "nope" not found`) {
 		t.Errorf("GET of an unknown run: %d %s", a.status, a.body)
 	}
-	if a := e.do(http.MethodGet, e.url+offline.Path+"default/t", nil); a.status != 405 {
+	if a := e.do(http.MethodGet, e.url+wire.RunsPath+"default/t", nil); a.status != 405 {
 		t.Errorf("GET of the start path: %d %s", a.status, a.body)
 	}
 }
@@ -286,11 +286,23 @@ func TestOfflineSkipsSymlinks(t *testing.T) {
 	os.WriteFile(outside, []byte("secret"), 0o644)
 	os.Symlink(outside, filepath.Join(e.root, "raw", "escape"))
 	os.Symlink(filepath.Dir(outside), filepath.Join(e.root, "raw", "dir"))
-	s := e.runOffline("t", offline.Request{Src: "raw", Dst: "out"})
-	if s.State != offline.StateSucceeded || s.Total != 1 {
+	s := e.runOffline("t", wire.RunRequest{Src: "raw", Dst: "out"})
+	if s.State != wire.RunSucceeded || s.Total != 1 {
 		t.Errorf("status %s with %d objects, want Succeeded with raw/real only", s.State, s.Total)
 	}
 	if _, ok := e.readObject("out/escape"); ok {
 		t.Error("a symlink out of the data root was transformed")
+	}
+}
+
+func TestDestinationAndtempName(t *testing.T) {
+	if got := destination("a/raw", "out", "a/raw/x/y.jpg"); got != "out/x/y.jpg" {
+		t.Errorf("destination = %q, want out/x/y.jpg", got)
+	}
+	if got := tempName("out/x/y.jpg", "r1"); got != "out/x/.y.jpg.r1.tmp" {
+		t.Errorf("tempName = %q, want out/x/.y.jpg.r1.tmp", got)
+	}
+	if got := tempName("y", "r1"); got != ".y.r1.tmp" {
+		t.Errorf("tempName of a top-level name = %q", got)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mlkube/mlkube/controller/datapath/agent/offline"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // keptRuns is how many runs an agent remembers; the oldest finished ones
@@ -48,10 +48,10 @@ func (rs *offlineRuns) get(id string) *offlineRun {
 	return rs.runs[id]
 }
 
-func (rs *offlineRuns) all() []offline.Status {
+func (rs *offlineRuns) all() []wire.RunStatus {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	out := []offline.Status{}
+	out := []wire.RunStatus{}
 	for _, id := range rs.order {
 		out = append(out, rs.runs[id].snapshot())
 	}
@@ -69,7 +69,7 @@ func (rs *offlineRuns) abortAll() {
 
 // serveOffline answers the offline API (see package offline).
 func (a *Agent) serveOffline(w http.ResponseWriter, r *http.Request) {
-	rest := strings.TrimPrefix(r.URL.EscapedPath(), offline.Path)
+	rest := strings.TrimPrefix(r.URL.EscapedPath(), wire.RunsPath)
 	if ns, name, ok := strings.Cut(rest, "/"); ok {
 		a.startOfflineRun(w, r, ns, name)
 		return
@@ -90,7 +90,7 @@ func (a *Agent) serveOffline(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		w.Header().Set("Allow", "GET, DELETE")
-		a.fail(w, transformPath{}, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on %s{id}", r.Method, offline.Path)))
+		a.fail(w, transformPath{}, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on %s{id}", r.Method, wire.RunsPath)))
 	}
 }
 
@@ -98,7 +98,7 @@ func (a *Agent) serveOffline(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) offlineRun(w http.ResponseWriter, id string) *offlineRun {
 	run := a.offline.get(id)
 	if run == nil {
-		a.fail(w, transformPath{}, notFound(fmt.Errorf("offline run %q not found on this node; GET %s lists the runs", id, offline.Path)))
+		a.fail(w, transformPath{}, notFound(fmt.Errorf("offline run %q not found on this node; GET %s lists the runs", id, wire.RunsPath)))
 	}
 	return run
 }
@@ -115,7 +115,7 @@ func (a *Agent) startOfflineRun(w http.ResponseWriter, r *http.Request, ns, name
 		a.fail(w, p, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed; POST starts an offline run", r.Method)))
 		return
 	}
-	var req offline.Request
+	var req wire.RunRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxOfflineRequest))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -137,6 +137,6 @@ func (a *Agent) startOfflineRun(w http.ResponseWriter, r *http.Request, ns, name
 	}
 	run := a.startOffline(p, targets, req)
 	a.offline.add(run)
-	w.Header().Set("Location", offline.Path+run.status.ID)
+	w.Header().Set("Location", wire.RunsPath+run.status.ID)
 	writeJSON(w, http.StatusAccepted, run.snapshot())
 }

@@ -6,18 +6,20 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mlkube/mlkube/controller/datapath/agent/offline"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // offlineRun is one offline run on this node: every object under Src goes
 // through the pipeline into Dst, Workers at a time.
 type offlineRun struct {
 	a       *Agent
-	status  offline.Status // the fixed part; counters and state are below
+	status  wire.RunStatus // the fixed part; counters and state are below
 	targets []Target
 	cancel  context.CancelCauseFunc
 	total   atomic.Int64
@@ -27,9 +29,9 @@ type offlineRun struct {
 	done chan struct{}
 
 	mu       sync.Mutex
-	state    offline.State
+	state    wire.RunState
 	message  string
-	planned  []offline.Item
+	planned  []wire.RunItem
 	finished *time.Time
 }
 
@@ -37,16 +39,16 @@ type offlineRun struct {
 var errAborted = errors.New("aborted by request")
 
 // startOffline starts a run of a validated req in the background.
-func (a *Agent) startOffline(p transformPath, targets []Target, req offline.Request) *offlineRun {
+func (a *Agent) startOffline(p transformPath, targets []Target, req wire.RunRequest) *offlineRun {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &offlineRun{
 		a: a,
-		status: offline.Status{
-			ID: newRunID(), Transform: p.namespaceName(), Node: a.opts.Node, Request: req, Started: time.Now(),
+		status: wire.RunStatus{
+			ID: newRunID(), Transform: p.namespaceName(), Node: a.opts.Node, RunRequest: req, Started: time.Now(),
 		},
 		targets: targets,
 		cancel:  cancel,
-		state:   offline.StateRunning,
+		state:   wire.RunRunning,
 		done:    make(chan struct{}),
 	}
 	go r.execute(ctx)
@@ -70,20 +72,20 @@ func newRunID() string {
 }
 
 func (r *offlineRun) execute(ctx context.Context) {
-	req := r.status.Request
+	req := r.status.RunRequest
 	objects, err := r.a.root.list(req.Src)
 	if err != nil {
-		r.end(offline.StateFailed, messageOf(err))
+		r.end(wire.RunFailed, messageOf(err))
 		return
 	}
 	r.total.Store(int64(len(objects)))
 	if req.DryRun {
 		r.mu.Lock()
-		for _, o := range objects[:min(len(objects), offline.MaxPlanned)] {
-			r.planned = append(r.planned, offline.Item{Object: o, Dst: offline.Destination(req.Src, req.Dst, o)})
+		for _, o := range objects[:min(len(objects), wire.RunMaxPlanned)] {
+			r.planned = append(r.planned, wire.RunItem{Object: o, Dst: destination(req.Src, req.Dst, o)})
 		}
 		r.mu.Unlock()
-		r.end(offline.StateSucceeded, "")
+		r.end(wire.RunSucceeded, "")
 		return
 	}
 	work := make(chan string)
@@ -118,13 +120,13 @@ feed:
 	wg.Wait()
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errAborted):
-		r.end(offline.StateAborted, cause.Error())
+		r.end(wire.RunAborted, cause.Error())
 	case cause != nil:
-		r.end(offline.StateFailed, cause.Error())
+		r.end(wire.RunFailed, cause.Error())
 	case failed.Load():
-		r.end(offline.StateFailed, "some objects failed; see errors")
+		r.end(wire.RunFailed, "some objects failed; see errors")
 	default:
-		r.end(offline.StateSucceeded, "")
+		r.end(wire.RunSucceeded, "")
 	}
 }
 
@@ -147,7 +149,7 @@ func (r *offlineRun) transform(ctx context.Context, object string, buf []byte) e
 
 // write runs o's object through the pipeline and writes the result.
 func (r *offlineRun) write(ctx context.Context, o *objectRun, buf []byte) error {
-	req := r.status.Request
+	req := r.status.RunRequest
 	in, err := r.a.localInput(o.object, req.Args)
 	if err != nil {
 		o.stages = append(o.stages, stageRun{t: r.targets[0]})
@@ -159,11 +161,11 @@ func (r *offlineRun) write(ctx context.Context, o *objectRun, buf []byte) error 
 		return err
 	}
 	defer result.Close()
-	dst := offline.Destination(req.Src, req.Dst, o.object)
-	return r.a.root.create(dst, offline.TempName(dst, r.status.ID), result, buf)
+	dst := destination(req.Src, req.Dst, o.object)
+	return r.a.root.create(dst, tempName(dst, r.status.ID), result, buf)
 }
 
-func (r *offlineRun) end(state offline.State, message string) {
+func (r *offlineRun) end(state wire.RunState, message string) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -173,7 +175,7 @@ func (r *offlineRun) end(state offline.State, message string) {
 }
 
 // snapshot returns the run's Status now.
-func (r *offlineRun) snapshot() offline.Status {
+func (r *offlineRun) snapshot() wire.RunStatus {
 	s := r.status
 	s.Total = r.total.Load()
 	t := r.record.snapshot()
@@ -181,6 +183,18 @@ func (r *offlineRun) snapshot() offline.Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s.State, s.Message, s.Finished = r.state, r.message, r.finished
-	s.Planned = append([]offline.Item(nil), r.planned...)
+	s.Planned = append([]wire.RunItem(nil), r.planned...)
 	return s
+}
+
+// destination is the name under dst of object, which is under src.
+func destination(src, dst, object string) string {
+	return dst + "/" + strings.TrimPrefix(object, src+"/")
+}
+
+// tempName is where the result for final is written until it is complete:
+// beside it, so that the rename stays on one file system, and hidden.
+func tempName(final, runID string) string {
+	dir, base := path.Split(final)
+	return dir + "." + base + "." + runID + ".tmp"
 }

@@ -13,7 +13,6 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
 )
 
 // TestStatsAndMetrics counts objects, bytes and errors per Transform of a
@@ -26,8 +25,8 @@ func TestStatsAndMetrics(t *testing.T) {
 	e.put("a>>b", "bad", wire.Query{}, []byte("1"))  // a: 1 in, 4 out; b fails
 	e.get("a", "missing", wire.Query{})              // fails before a runs
 
-	var rep stats.Report
-	a := e.do(http.MethodGet, e.url+stats.Path, nil)
+	var rep wire.StatsReport
+	a := e.do(http.MethodGet, e.url+wire.StatsPath, nil)
 	if err := json.Unmarshal(a.body, &rep); err != nil {
 		t.Fatalf("stats %q: %v", a.body, err)
 	}
@@ -37,7 +36,7 @@ func TestStatsAndMetrics(t *testing.T) {
 		}
 		rep.Transforms[k] = tr
 	}
-	want := stats.Report{Node: testNode, Transforms: map[string]stats.Transform{
+	want := wire.StatsReport{Node: testNode, Transforms: map[string]wire.TransformStats{
 		"default/a": {
 			Counters: etlv1alpha1.Counters{Objects: 3, BytesIn: 6, BytesOut: 12, Errors: 1},
 			Errors:   []etlv1alpha1.ObjectError{{Object: "missing", Message: `object "missing" not found`, StatusCode: 404, Node: testNode}},

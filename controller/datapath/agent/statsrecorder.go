@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/datapath/agent/stats"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // recorder keeps the counters and recent errors of every Transform for
@@ -55,8 +55,8 @@ func (r *recorder) observe(key string, bytesIn, bytesOut int64, object string, c
 }
 
 // report returns a snapshot of everything recorded.
-func (r *recorder) report() stats.Report {
-	rep := stats.Report{Node: r.node, Transforms: map[string]stats.Transform{}}
+func (r *recorder) report() wire.StatsReport {
+	rep := wire.StatsReport{Node: r.node, Transforms: map[string]wire.TransformStats{}}
 	r.transforms.Range(func(k, v any) bool {
 		rep.Transforms[k.(string)] = v.(*transformRecord).snapshot()
 		return true
@@ -64,8 +64,8 @@ func (r *recorder) report() stats.Report {
 	return rep
 }
 
-func (t *transformRecord) snapshot() stats.Transform {
-	return stats.Transform{
+func (t *transformRecord) snapshot() wire.TransformStats {
+	return wire.TransformStats{
 		Counters: etlv1alpha1.Counters{
 			Objects: t.objects.Load(), BytesIn: t.bytesIn.Load(), BytesOut: t.bytesOut.Load(), Errors: t.errors.Load(),
 		},

@@ -1,15 +1,4 @@
-// Package offline is the agent's offline runs API: a dataset-to-dataset
-// transformation of every object under a source directory of the node's
-// data root into a destination directory, with workers, a dry run and
-// continue-on-error; and the pure rules that check and plan a run.
-//
-//	POST   /v1/offline/{namespace}/{name}  Request → 202 Status (Location: /v1/offline/{id})
-//	GET    /v1/offline/{id}                → Status
-//	DELETE /v1/offline/{id}                aborts the run → Status
-//
-// {name} may be a pipeline "a>>b". A client starts the same run on every
-// node's agent and sums the Statuses.
-package offline
+package wire
 
 import (
 	"fmt"
@@ -18,24 +7,34 @@ import (
 	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/api/wire"
 )
 
-// Path is the prefix of the offline API.
-const Path = "/v1/offline/"
+// The client → agent contract of offline runs: a dataset-to-dataset transformation of every
+// object under a source directory of the node's data root into a destination directory, with
+// workers, a dry run and continue-on-error.
+//
+//	POST   /v1/offline/{namespace}/{name}  RunRequest → 202 RunStatus (Location: /v1/offline/{id})
+//	GET    /v1/offline/{id}                → RunStatus
+//	DELETE /v1/offline/{id}                aborts the run → RunStatus
+//
+// {name} may be a pipeline "a>>b". A client starts the same run on every node's agent and sums the
+// RunStatuses.
+
+// RunsPath is the prefix of the offline runs API.
+const RunsPath = "/v1/offline/"
 
 const (
-	// DefaultWorkers is how many objects a run transforms at once unless
+	// RunDefaultWorkers is how many objects a run transforms at once unless
 	// the request says otherwise.
-	DefaultWorkers = 4
-	// MaxWorkers bounds the workers of one run.
-	MaxWorkers = 64
-	// MaxPlanned bounds the objects a dry run lists.
-	MaxPlanned = 1000
+	RunDefaultWorkers = 4
+	// RunMaxWorkers bounds the workers of one run.
+	RunMaxWorkers = 64
+	// RunMaxPlanned bounds the objects a dry run lists.
+	RunMaxPlanned = 1000
 )
 
-// Request starts an offline run.
-type Request struct {
+// RunRequest starts an offline run.
+type RunRequest struct {
 	// Src is the directory under the data root whose objects, at any
 	// depth, are transformed.
 	Src string `json:"src"`
@@ -53,26 +52,26 @@ type Request struct {
 	ContinueOnError bool `json:"continueOnError,omitempty"`
 }
 
-// State is where a run stands.
-type State string
+// RunState is where a run stands.
+type RunState string
 
 const (
-	StateRunning   State = "Running"
-	StateSucceeded State = "Succeeded"
-	// StateFailed: an object failed; with ContinueOnError every other
+	RunRunning   RunState = "Running"
+	RunSucceeded RunState = "Succeeded"
+	// RunFailed: an object failed; with ContinueOnError every other
 	// object was still attempted.
-	StateFailed  State = "Failed"
-	StateAborted State = "Aborted"
+	RunFailed  RunState = "Failed"
+	RunAborted RunState = "Aborted"
 )
 
-// Status is one agent's view of a run.
-type Status struct {
+// RunStatus is one agent's view of a run.
+type RunStatus struct {
 	ID string `json:"id"`
 	// Transform is "namespace/name" as requested.
 	Transform string `json:"transform"`
 	Node      string `json:"node"`
-	Request
-	State State `json:"state"`
+	RunRequest
+	State RunState `json:"state"`
 	// Message says why a run failed or was aborted.
 	Message string `json:"message,omitempty"`
 	// Total is the number of objects found under Src.
@@ -83,22 +82,22 @@ type Status struct {
 	// Errors are the most recent failed objects, at most
 	// etlv1alpha1.MaxObjectErrors.
 	Errors []etlv1alpha1.ObjectError `json:"errors,omitempty"`
-	// Planned lists, for a dry run, the first MaxPlanned objects and
+	// Planned lists, for a dry run, the first RunMaxPlanned objects and
 	// where each would be written.
-	Planned  []Item     `json:"planned,omitempty"`
+	Planned  []RunItem  `json:"planned,omitempty"`
 	Started  time.Time  `json:"started"`
 	Finished *time.Time `json:"finished,omitempty"`
 }
 
-// Item is one object of a run and the name its result gets.
-type Item struct {
+// RunItem is one object of a run and the name its result gets.
+type RunItem struct {
 	Object string `json:"object"`
 	Dst    string `json:"dst"`
 }
 
 // Validate checks a request and fills in its defaults; its errors name the
 // field and say what to do.
-func (r *Request) Validate() error {
+func (r *RunRequest) Validate() error {
 	var err error
 	if r.Src, err = cleanDir("src", r.Src); err != nil {
 		return err
@@ -111,9 +110,9 @@ func (r *Request) Validate() error {
 	}
 	switch {
 	case r.Workers == 0:
-		r.Workers = DefaultWorkers
-	case r.Workers < 0 || r.Workers > MaxWorkers:
-		return fmt.Errorf("workers %d: must be between 1 and %d", r.Workers, MaxWorkers)
+		r.Workers = RunDefaultWorkers
+	case r.Workers < 0 || r.Workers > RunMaxWorkers:
+		return fmt.Errorf("workers %d: must be between 1 and %d", r.Workers, RunMaxWorkers)
 	}
 	return nil
 }
@@ -125,7 +124,7 @@ func cleanDir(field, dir string) (string, error) {
 	if d == "" || d == "." {
 		return "", fmt.Errorf("%s %q: name a directory under the data root, not the root itself", field, dir)
 	}
-	if err := wire.CheckObject(d); err != nil {
+	if err := CheckObject(d); err != nil {
 		return "", fmt.Errorf("%s: %w", field, err)
 	}
 	if path.Clean(d) != d {
@@ -136,15 +135,3 @@ func cleanDir(field, dir string) (string, error) {
 
 // within reports whether name is under dir.
 func within(name, dir string) bool { return strings.HasPrefix(name, dir+"/") }
-
-// Destination is the name under dst of object, which is under src.
-func Destination(src, dst, object string) string {
-	return dst + "/" + strings.TrimPrefix(object, src+"/")
-}
-
-// TempName is where the result for final is written until it is complete:
-// beside it, so that the rename stays on one file system, and hidden.
-func TempName(final, runID string) string {
-	dir, base := path.Split(final)
-	return dir + "." + base + "." + runID + ".tmp"
-}

@@ -1,0 +1,89 @@
+package wire
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+)
+
+// What the Transform controller puts into transformer pods and the programs in them read: the
+// node's data root, the environment, the io shim's install and command line, and the images of the
+// code runtimes. Both sides name these through this file, so they cannot drift apart.
+
+// DataRoot holds each node's data root, DataRoot/<node>, on the host. The node agent and fqn
+// transformers mount their node's directory at DataRoot itself, so a path the agent sends names the
+// same file in every container; one directory per node keeps nodes apart where they share storage.
+const DataRoot = "/var/lib/mlkube/data"
+
+// The environment of transformer containers, besides EnvPort and EnvFQNRoot.
+const (
+	// EnvNode is the node the transformer pod is pinned to.
+	EnvNode = "MLKUBE_NODE"
+
+	// EnvCodeSource is the code form's Python source text defining the function.
+	EnvCodeSource = "MLKUBE_CODE_SOURCE"
+	// EnvCodeFunction is the name of the function; empty means DefaultCodeFunction.
+	EnvCodeFunction = "MLKUBE_CODE_FUNCTION"
+	// EnvCodeDependencies is a pip requirements text; empty means none.
+	EnvCodeDependencies = "MLKUBE_CODE_DEPENDENCIES"
+	// EnvCodeChunkSize is the chunk size in bytes; empty or 0 means whole objects.
+	EnvCodeChunkSize = "MLKUBE_CODE_CHUNK_SIZE"
+	// DefaultCodeFunction is the function called when EnvCodeFunction is empty.
+	DefaultCodeFunction = "transform"
+
+	// EnvIOArgs carries a request's arguments to an io transformer's command.
+	EnvIOArgs = "MLKUBE_ARGS"
+	// EnvIOObject carries the object's name to an io transformer's command.
+	EnvIOObject = "MLKUBE_OBJECT"
+)
+
+// The io shim: an init container copies it into a shared volume, and the transformer container
+// runs the user's command under it, once per object.
+const (
+	// IOShimImage is the shim's image, run as the init container.
+	IOShimImage = "mlkube/io-shim:dev"
+	// IOShimVolume is the emptyDir volume that carries the shim into the transformer container.
+	IOShimVolume = "mlkube-bin"
+	// IOShimMountPath is where IOShimVolume is mounted in both containers.
+	IOShimMountPath = "/mlkube/bin"
+	// IOShimBinPath is where the init container installs the shim.
+	IOShimBinPath = IOShimMountPath + "/io-shim"
+	// IOShimInstall is the shim's subcommand that copies its executable to the path after it.
+	IOShimInstall = "install"
+)
+
+// IOShimInstallCommand is the init container's command: the shim image's binary installs itself
+// at IOShimBinPath.
+func IOShimInstallCommand() []string {
+	return []string{"/" + path.Base(IOShimBinPath), IOShimInstall, IOShimBinPath}
+}
+
+// IOShimCommand is the transformer container's command: the installed shim, then "--" and the
+// user's command and arguments.
+func IOShimCommand(user ...string) []string {
+	return append([]string{IOShimBinPath, "--"}, user...)
+}
+
+// codeRuntimeImages maps the code form's runtime names (v1alpha1.CodeRuntimes, which the webhook
+// admits) to the images that run them: runtimes/python on Debian's interpreter of that version
+// (hack/python-runtime-image.sh); bookworm has python3.11 only.
+var codeRuntimeImages = map[string]string{
+	"python3.11": "mlkube/runtime-python3.11:dev",
+}
+
+// CodeRuntimeImage returns the image of the code runtime named runtime (spec.code.runtime, e.g.
+// "python3.11"), or an error listing the supported runtimes.
+func CodeRuntimeImage(runtime string) (string, error) {
+	if img, ok := codeRuntimeImages[runtime]; ok {
+		return img, nil
+	}
+	return "", fmt.Errorf("code runtime %q is not supported (supported: %s)",
+		runtime, strings.Join(CodeRuntimeNames(), ", "))
+}
+
+// CodeRuntimeNames lists the code runtimes an image exists for, sorted.
+func CodeRuntimeNames() []string {
+	return slices.Sorted(maps.Keys(codeRuntimeImages))
+}
