@@ -7,23 +7,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/klog/v2"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 )
-
-// Replacement backoff under failurePolicy Restart, counted from the failure.
-const (
-	baseBackoff = 5 * time.Second
-	maxBackoff  = 5 * time.Minute
-)
-
-// ConditionReady is True while every eligible node's transformer is ready.
-const ConditionReady = "Ready"
 
 type notice struct {
 	warning         bool
@@ -37,32 +24,6 @@ type plan struct {
 	deletePods   []*corev1.Pod
 	events       []notice
 	requeueAfter time.Duration
-}
-
-// eligibleNodes are the schedulable nodes the Transform's node selector and tolerations admit.
-func eligibleNodes(t *v1alpha1.Transform, nodes []corev1.Node) []string {
-	sel := labels.SelectorFromSet(t.Spec.NodeSelector)
-	var out []string
-	for _, n := range nodes {
-		if n.Spec.Unschedulable || n.DeletionTimestamp != nil || !sel.Matches(labels.Set(n.Labels)) || !tolerates(t.Spec.Tolerations, n.Spec.Taints) {
-			continue
-		}
-		out = append(out, n.Name)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func tolerates(tolerations []corev1.Toleration, taints []corev1.Taint) bool {
-	for _, taint := range taints {
-		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
-			continue
-		}
-		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(klog.Background(), &taint, false) }) {
-			return false
-		}
-	}
-	return true
 }
 
 // computePlan decides one reconcile from the Transform, the cluster's nodes, its pods and the
@@ -156,86 +117,6 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		setStage(st, v1alpha1.StageInitializing, "Initializing", fmt.Sprintf("transformers ready on %d of %d nodes", ready, len(eligible)), now)
 	}
 	return p
-}
-
-// podFailure says why a transformer pod has failed, or "" while it is healthy or starting.
-func podFailure(pod *corev1.Pod, timeout *metav1.Duration, now time.Time) string {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if term := cs.State.Terminated; term != nil {
-			return fmt.Sprintf("transformer container exited with code %d (%s) %s", term.ExitCode, term.Reason, strings.TrimSpace(term.Message))
-		}
-	}
-	if pod.Status.Phase == corev1.PodFailed {
-		return fmt.Sprintf("transformer pod failed: %s %s", pod.Status.Reason, pod.Status.Message)
-	}
-	limit := v1alpha1.DefaultInitTimeout
-	if timeout != nil {
-		limit = timeout.Duration
-	}
-	if !podReady(pod) && !everReady(pod) && now.Sub(pod.CreationTimestamp.Time) >= limit {
-		return fmt.Sprintf("transformer not ready within spec.initTimeout (%s)", limit)
-	}
-	return ""
-}
-
-// restartAfterBackoff replaces a failed pod once its backoff has passed (failurePolicy Restart).
-func restartAfterBackoff(pod *corev1.Pod, ns *v1alpha1.NodeStatus, p *plan, now time.Time) {
-	wait := baseBackoff
-	for i := int32(0); i < ns.Restarts && wait < maxBackoff; i++ {
-		wait *= 2
-	}
-	wait = min(wait, maxBackoff)
-	failedAt := pod.CreationTimestamp.Time
-	for _, cs := range pod.Status.ContainerStatuses {
-		if term := cs.State.Terminated; term != nil && term.FinishedAt.After(failedAt) {
-			failedAt = term.FinishedAt.Time
-		}
-	}
-	if due := failedAt.Add(wait); due.After(now) {
-		p.requeue(due.Sub(now))
-		return
-	}
-	ns.Restarts++
-	p.deletePods = append(p.deletePods, pod)
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// everReady: a pod that was ready once and is not now is failing its probe, which its containers'
-// termination or phase will tell; the init timeout is for pods that never came up.
-func everReady(pod *corev1.Pod) bool {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Started != nil && *cs.Started && cs.Ready {
-			return true
-		}
-	}
-	return false
-}
-
-func initTimeout(t *v1alpha1.Transform) time.Duration {
-	if t.Spec.InitTimeout == nil {
-		return v1alpha1.DefaultInitTimeout
-	}
-	return t.Spec.InitTimeout.Duration
-}
-
-func setStage(st *v1alpha1.TransformStatus, stage v1alpha1.Stage, reason, message string, now time.Time) {
-	st.Stage, st.Reason = stage, message
-	status := metav1.ConditionFalse
-	if stage == v1alpha1.StageRunning {
-		status = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: ConditionReady, Status: status, Reason: reason, Message: message,
-		ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(now),
-	})
 }
 
 func (p *plan) requeue(after time.Duration) {

@@ -1,0 +1,72 @@
+package mxjob
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+)
+
+// Recreation backoff after a failed pod: baseBackoff doubled per restart, capped at maxBackoff,
+// counted from the moment the pod failed (the Sedna controllers' per-key exponential backoff,
+// derived from cluster state so it survives a manager restart).
+const (
+	baseBackoff = 5 * time.Second
+	maxBackoff  = 5 * time.Minute
+)
+
+// retryFailedPod counts a failed pod once, then deletes it (to be recreated) once its backoff
+// has passed.
+func retryFailedPod(pod *corev1.Pod, r replica, code int32, p *plan, now time.Time) {
+	st := &p.status
+	uid := string(pod.UID)
+	if !slices.Contains(st.RestartingPods, uid) {
+		st.RestartingPods = append(st.RestartingPods, uid)
+		st.Restarts++
+		p.events = append(p.events, event{warning: true, reason: "ReplicaRestarting",
+			message: fmt.Sprintf("%s failed with exit code %d; recreating it (restart %d)", r, code, st.Restarts)})
+	}
+	wait := backoff(st.Restarts)
+	if failedAt := failureTime(pod); failedAt.Add(wait).After(now) {
+		p.requeue(failedAt.Add(wait).Sub(now), now)
+		return
+	}
+	if pod.DeletionTimestamp == nil {
+		p.deletePods = append(p.deletePods, pod)
+	}
+}
+
+// pruneRestartingPods forgets counted pods that are gone: their replacements count afresh.
+func pruneRestartingPods(st *v1beta1.MxJobStatus, pods []corev1.Pod) {
+	st.RestartingPods = slices.DeleteFunc(st.RestartingPods, func(uid string) bool {
+		return !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return string(p.UID) == uid })
+	})
+	if len(st.RestartingPods) == 0 {
+		st.RestartingPods = nil
+	}
+}
+
+func backoff(restarts int32) time.Duration {
+	d := baseBackoff
+	for i := int32(1); i < restarts && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
+
+// failureTime is when the pod failed: its last container termination, else its start.
+func failureTime(pod *corev1.Pod) time.Time {
+	var t time.Time
+	for _, cs := range pod.Status.ContainerStatuses {
+		if term := cs.State.Terminated; term != nil && term.FinishedAt.After(t) {
+			t = term.FinishedAt.Time
+		}
+	}
+	if t.IsZero() && pod.Status.StartTime != nil {
+		t = pod.Status.StartTime.Time
+	}
+	return t
+}

@@ -1,0 +1,177 @@
+package transform
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+)
+
+// Collector pulls every node agent's statistics once per interval and keeps the latest, so the
+// data path never writes Transform status per object and a reconcile never waits on the network.
+// Transforms whose figures changed are sent on Changes, which the controller watches.
+type Collector struct {
+	client.Reader
+	// Namespace and Selector find the agent pods; Port is their API port.
+	Namespace string
+	Selector  client.MatchingLabels
+	Port      int
+	Interval  time.Duration
+	HTTP      *http.Client
+
+	changes chan event.GenericEvent
+	mu      sync.RWMutex
+	reports map[string]wire.StatsReport // by node
+}
+
+// NewCollector returns a Collector for the agents of the given namespace and labels.
+func NewCollector(r client.Reader, namespace string, selector map[string]string, port int) *Collector {
+	return &Collector{
+		Reader: r, Namespace: namespace, Selector: selector, Port: port,
+		Interval: 10 * time.Second,
+		HTTP:     &http.Client{Timeout: 5 * time.Second},
+		changes:  make(chan event.GenericEvent, 256),
+		reports:  map[string]wire.StatsReport{},
+	}
+}
+
+// Changes carries the Transforms whose statistics changed.
+func (c *Collector) Changes() <-chan event.GenericEvent { return c.changes }
+
+// Latest returns the most recent report of every node.
+func (c *Collector) Latest() map[string]wire.StatsReport {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.reports)
+}
+
+// Start implements manager.Runnable.
+func (c *Collector) Start(ctx context.Context) error {
+	t := time.NewTicker(c.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			c.collect(ctx)
+		}
+	}
+}
+
+// NeedLeaderElection: only the leader writes status, so only the leader pulls.
+func (c *Collector) NeedLeaderElection() bool { return true }
+
+func (c *Collector) collect(ctx context.Context) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(c.Namespace), c.Selector); err != nil {
+		log.FromContext(ctx).Error(err, "listing node agents")
+		return
+	}
+	fresh := map[string]wire.StatsReport{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, p := range pods.Items {
+		if p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		wg.Go(func() {
+			r, err := c.fetch(ctx, p.Status.PodIP)
+			if err != nil {
+				log.FromContext(ctx).V(1).Info("pulling agent statistics", "pod", p.Name, "error", err)
+				return
+			}
+			if r.Node == "" {
+				r.Node = p.Spec.NodeName
+			}
+			mu.Lock()
+			fresh[r.Node] = r
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	old := c.reports
+	c.reports = fresh
+	c.mu.Unlock()
+	for _, key := range changedTransforms(old, fresh) {
+		ns, name, _ := strings.Cut(key, "/")
+		t := &v1alpha1.Transform{}
+		t.Namespace, t.Name = ns, name
+		select {
+		case c.changes <- event.GenericEvent{Object: t}:
+		default: // the controller is behind; the next collection catches up
+		}
+	}
+}
+
+func (c *Collector) fetch(ctx context.Context, ip string) (wire.StatsReport, error) {
+	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(c.Port)) + wire.StatsPath
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return wire.StatsReport{}, err
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return wire.StatsReport{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return wire.StatsReport{}, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	var r wire.StatsReport
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 8<<20)).Decode(&r); err != nil {
+		return wire.StatsReport{}, fmt.Errorf("decoding %s: %w", url, err)
+	}
+	return r, nil
+}
+
+// changedTransforms lists the Transforms whose figures differ between two collections.
+func changedTransforms(old, fresh map[string]wire.StatsReport) []string {
+	keys := map[string]bool{}
+	for _, reports := range []map[string]wire.StatsReport{old, fresh} {
+		for _, r := range reports {
+			for k := range r.Transforms {
+				keys[k] = true
+			}
+		}
+	}
+	var changed []string
+	for k := range keys {
+		for node := range mergedNodes(old, fresh) {
+			if !equality.Semantic.DeepEqual(old[node].Transforms[k], fresh[node].Transforms[k]) {
+				changed = append(changed, k)
+				break
+			}
+		}
+	}
+	slices.Sort(changed)
+	return changed
+}
+
+func mergedNodes(a, b map[string]wire.StatsReport) map[string]bool {
+	nodes := map[string]bool{}
+	for n := range a {
+		nodes[n] = true
+	}
+	for n := range b {
+		nodes[n] = true
+	}
+	return nodes
+}
