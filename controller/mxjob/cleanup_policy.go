@@ -3,15 +3,14 @@ package mxjob
 import (
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 )
 
-// cleanUp applies cleanPodPolicy and ttlSecondsAfterFinished to a finished job.
-func cleanUp(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Service, p *plan, now time.Time) {
+// cleanUp applies cleanPodPolicy to a finished job.
+func cleanUp(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Service, p *plan) {
 	st := &p.status
 	policy := job.Spec.RunPolicy.CleanPodPolicy
 	for i := range pods {
@@ -47,14 +46,6 @@ func cleanUp(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Service, p
 					c.Active++
 				}
 			}
-		}
-	}
-	if ttl := job.Spec.RunPolicy.TTLSecondsAfterFinished; ttl != nil && st.CompletionTime != nil {
-		expiry := st.CompletionTime.Add(time.Duration(*ttl) * time.Second)
-		if !now.Before(expiry) {
-			p.deleteJob = true
-		} else {
-			p.requeue(expiry.Sub(now), now)
 		}
 	}
 }

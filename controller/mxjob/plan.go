@@ -47,7 +47,8 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 	// A finished job never starts pods again, whatever happens to them: its status is read from
 	// the cache, which only moves forward, so a stale read can never resurrect it.
 	if finished(&job.Status) {
-		cleanUp(job, pods, services, &p, now)
+		cleanUp(job, pods, services, &p)
+		ttlAfterFinished(job, &p, now)
 		return p
 	}
 	setCondition(st, v1beta1.ConditionCreated, true, "MxJobCreated", "the job was accepted", now)
@@ -110,24 +111,24 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 	st.ReplicaStatuses = counts
 	pruneRestartingPods(st, pods)
 
-	rp := job.Spec.RunPolicy
+	overLimit, overLimitWhy := backoffLimitExceeded(job, st.Restarts+liveRestarts)
+	deadline, hasDeadline := activeDeadline(job, st.StartTime.Time)
 	switch {
 	case failure != "":
 		finish(job, &p, false, "ReplicaFailed", failure, now)
-	case rp.BackoffLimit != nil && st.Restarts+liveRestarts > *rp.BackoffLimit:
-		finish(job, &p, false, "BackoffLimitExceeded", fmt.Sprintf(
-			"%d restarts exceed runPolicy.backoffLimit %d", st.Restarts+liveRestarts, *rp.BackoffLimit), now)
-	case rp.ActiveDeadlineSeconds != nil && now.Sub(st.StartTime.Time) >= time.Duration(*rp.ActiveDeadlineSeconds)*time.Second:
+	case overLimit:
+		finish(job, &p, false, "BackoffLimitExceeded", overLimitWhy, now)
+	case hasDeadline && !now.Before(deadline):
 		finish(job, &p, false, "DeadlineExceeded", fmt.Sprintf(
-			"the job ran longer than runPolicy.activeDeadlineSeconds (%ds)", *rp.ActiveDeadlineSeconds), now)
+			"the job ran longer than runPolicy.activeDeadlineSeconds (%ds)", *job.Spec.RunPolicy.ActiveDeadlineSeconds), now)
 	default:
 		if ok, why := succeeded(job, counts); ok {
 			finish(job, &p, true, "Succeeded", why, now)
 			break
 		}
 		running(st, pending, restarting, now)
-		if rp.ActiveDeadlineSeconds != nil {
-			p.requeue(st.StartTime.Add(time.Duration(*rp.ActiveDeadlineSeconds)*time.Second).Sub(now), now)
+		if hasDeadline {
+			p.requeue(deadline.Sub(now), now)
 		}
 	}
 	if finished(st) {

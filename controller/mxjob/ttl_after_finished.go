@@ -1,0 +1,22 @@
+package mxjob
+
+import (
+	"time"
+
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+)
+
+// ttlAfterFinished applies runPolicy.ttlSecondsAfterFinished to a finished job: the job is deleted
+// once the TTL has passed since its completion, and until then the reconcile comes back for it.
+func ttlAfterFinished(job *v1beta1.MxJob, p *plan, now time.Time) {
+	ttl, done := job.Spec.RunPolicy.TTLSecondsAfterFinished, p.status.CompletionTime
+	if ttl == nil || done == nil {
+		return
+	}
+	expiry := done.Add(time.Duration(*ttl) * time.Second)
+	if !now.Before(expiry) {
+		p.deleteJob = true
+		return
+	}
+	p.requeue(expiry.Sub(now), now)
+}
