@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,9 +31,7 @@ func bareClient(b *testing.B) *kubernetes.Clientset {
 
 func benchNamespace(b *testing.B, prefix string) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		b.Fatal(err)
-	}
+	k8s.MustCreate(b, ns)
 	return ns.Name
 }
 
@@ -45,17 +42,14 @@ func waitForPods(b *testing.B, ns, selector string, want int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	patient := k8s
+	patient.Interval, patient.Timeout = 50*time.Millisecond, 5*time.Minute
+	patient.Eventually(b, fmt.Sprintf("%d pods %s in %s", want, selector, ns), func(ctx context.Context) (bool, error) {
 		var pods metav1.PartialObjectMetadataList
 		pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			return false, nil
-		}
-		return len(pods.Items) >= want, nil
+		err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel})
+		return len(pods.Items) >= want, err
 	})
-	if err != nil {
-		b.Fatalf("waiting for %d pods %s in %s: %v", want, selector, ns, err)
-	}
 }
 
 // BenchmarkMxJob200Workers: from creating a job of 1 scheduler, 1 server and 200 workers to all
@@ -118,7 +112,7 @@ func BenchmarkMxJobReconcile500(b *testing.B) {
 		}
 		waitForPods(b, ns, mxjob.LabelJobName, jobs)
 		var started atomic.Int32
-		eventually(b, "every job's first status", func(ctx context.Context) (bool, error) {
+		k8s.Eventually(b, "every job's first status", func(ctx context.Context) (bool, error) {
 			var list v1beta1.MxJobList
 			if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
 				return false, err

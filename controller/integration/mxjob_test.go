@@ -2,50 +2,25 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
-
-// eventually polls cond until it holds; no sleeps as synchronisation.
-func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok && err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
-	}
-}
-
-func jobPods(ctx context.Context, job *v1beta1.MxJob) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	err := k8s.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{mxjob.LabelJobName: job.Name})
-	return pods.Items, err
-}
 
 // setPhase plays the kubelet: it reports a pod's phase and its mxnet container's exit code.
 func setPhase(t *testing.T, ctx context.Context, job *v1beta1.MxJob, name string, phase corev1.PodPhase, code int32) {
 	t.Helper()
 	var pod corev1.Pod
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: job.Name + "-" + name}, &pod); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKey{Namespace: job.Namespace, Name: job.Name + "-" + name}, &pod)
 	pod.Status.Phase = phase
 	state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
 	if phase == corev1.PodSucceeded || phase == corev1.PodFailed {
@@ -57,31 +32,19 @@ func setPhase(t *testing.T, ctx context.Context, job *v1beta1.MxJob, name string
 	}
 }
 
-func waitForState(t *testing.T, job *v1beta1.MxJob, state v1beta1.State) *v1beta1.MxJob {
-	t.Helper()
-	var got v1beta1.MxJob
-	eventually(t, fmt.Sprintf("job %s to be %s", job.Name, state), func(ctx context.Context) (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got)
-		return got.Status.State == state, err
-	})
-	return &got
-}
-
 func TestMxJobReconcileLoopToSuccess(t *testing.T) {
 	ctx := context.Background()
 	job := builders.MxJob("loop").Dist(1, 2).Obj()
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "4 pods and 4 Services", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
-		var svcs corev1.ServiceList
+	k8s.MustCreate(t, job)
+	k8s.Eventually(t, "4 pods and 4 Services", func(ctx context.Context) (bool, error) {
+		pods, err := k8s.Pods(ctx, job)
+		var svcs []corev1.Service
 		if err == nil {
-			err = k8s.List(ctx, &svcs, client.InNamespace(job.Namespace), client.MatchingLabels{mxjob.LabelJobName: job.Name})
+			svcs, err = k8s.Services(ctx, job)
 		}
-		return len(pods) == 4 && len(svcs.Items) == 4, err
+		return len(pods) == 4 && len(svcs) == 4, err
 	})
-	pods, _ := jobPods(ctx, job)
+	pods, _ := k8s.Pods(ctx, job)
 	for _, p := range pods {
 		env := map[string]string{}
 		for _, e := range p.Spec.Containers[0].Env {
@@ -97,14 +60,14 @@ func TestMxJobReconcileLoopToSuccess(t *testing.T) {
 	for _, name := range []string{"scheduler-0", "server-0", "worker-0", "worker-1"} {
 		setPhase(t, ctx, job, name, corev1.PodRunning, 0)
 	}
-	got := waitForState(t, job, v1beta1.StateRunning)
-	eventually(t, "the Running condition", func(ctx context.Context) (bool, error) {
+	got := k8s.WaitForJob(t, job, v1beta1.StateRunning)
+	k8s.Eventually(t, "the Running condition", func(ctx context.Context) (bool, error) {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got)
 		return meta.IsStatusConditionTrue(got.Status.Conditions, v1beta1.ConditionRunning), err
 	})
 
 	setPhase(t, ctx, job, "scheduler-0", corev1.PodSucceeded, 0)
-	got = waitForState(t, job, v1beta1.StateSucceeded)
+	got = k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 	if got.Status.CompletionTime == nil || got.Status.StartTime == nil {
 		t.Errorf("start %v completion %v; want both", got.Status.StartTime, got.Status.CompletionTime)
 	}
@@ -112,8 +75,8 @@ func TestMxJobReconcileLoopToSuccess(t *testing.T) {
 		t.Errorf("latest condition %s; want Succeeded", last.Type)
 	}
 	// cleanPodPolicy Running (the default): the server and workers go, the scheduler stays.
-	eventually(t, "running pods cleaned up", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
+	k8s.Eventually(t, "running pods cleaned up", func(ctx context.Context) (bool, error) {
+		pods, err := k8s.Pods(ctx, job)
 		return len(pods) == 1 && pods[0].Name == "loop-scheduler-0", err
 	})
 }
@@ -121,15 +84,10 @@ func TestMxJobReconcileLoopToSuccess(t *testing.T) {
 func TestMxJobFailedWorkerUnderNever(t *testing.T) {
 	ctx := context.Background()
 	job := builders.MxJob("never").Dist(1, 2).Obj()
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "4 pods", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
-		return len(pods) == 4, err
-	})
+	k8s.MustCreate(t, job)
+	k8s.WaitForPods(t, "4 pods", job, 4)
 	setPhase(t, ctx, job, "worker-1", corev1.PodFailed, 1)
-	got := waitForState(t, job, v1beta1.StateFailed)
+	got := k8s.WaitForJob(t, job, v1beta1.StateFailed)
 	if !strings.Contains(got.Status.Reason, "worker-1 failed: exit code 1") {
 		t.Errorf("reason %q does not name worker-1", got.Status.Reason)
 	}
@@ -137,14 +95,9 @@ func TestMxJobFailedWorkerUnderNever(t *testing.T) {
 	if err := k8s.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: "never-worker-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the pods cleaned up", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
-		return len(pods) == 0, err
-	})
+	k8s.WaitForPods(t, "the pods cleaned up", job, 0)
 	var again v1beta1.MxJob
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &again); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKeyFromObject(job), &again)
 	if again.Status.State != v1beta1.StateFailed {
 		t.Errorf("state %s after a pod was deleted by hand; want Failed", again.Status.State)
 	}
@@ -155,29 +108,25 @@ func TestMxJobExitCodeRetryThenBackoffLimit(t *testing.T) {
 	job := builders.MxJob("exitcode").Local().
 		EditReplica(0, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = v1beta1.RestartPolicyExitCode }).
 		RunPolicy(func(rp *v1beta1.RunPolicy) { rp.BackoffLimit = ptr.To[int32](1) }).Obj()
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustCreate(t, job)
 	var first corev1.Pod
-	eventually(t, "the worker pod", func(ctx context.Context) (bool, error) {
+	k8s.Eventually(t, "the worker pod", func(ctx context.Context) (bool, error) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: "exitcode-worker-0"}, &first)
 		return err == nil, nil
 	})
 	setPhase(t, ctx, job, "worker-0", corev1.PodFailed, 137)
-	eventually(t, "the worker recreated after its backoff", func(ctx context.Context) (bool, error) {
+	k8s.Eventually(t, "the worker recreated after its backoff", func(ctx context.Context) (bool, error) {
 		var p corev1.Pod
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: "exitcode-worker-0"}, &p)
 		return err == nil && p.UID != first.UID, nil
 	})
 	var got v1beta1.MxJob
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKeyFromObject(job), &got)
 	if got.Status.Restarts != 1 || got.Status.State != v1beta1.StateRunning {
 		t.Fatalf("restarts %d state %s; want 1 and Running", got.Status.Restarts, got.Status.State)
 	}
 	setPhase(t, ctx, job, "worker-0", corev1.PodFailed, 137)
-	failed := waitForState(t, job, v1beta1.StateFailed)
+	failed := k8s.WaitForJob(t, job, v1beta1.StateFailed)
 	if !strings.Contains(failed.Status.Reason, "2 restarts exceed runPolicy.backoffLimit 1") {
 		t.Errorf("reason %q; want the backoff limit", failed.Status.Reason)
 	}
@@ -186,27 +135,16 @@ func TestMxJobExitCodeRetryThenBackoffLimit(t *testing.T) {
 func TestMxJobSuspendAndResume(t *testing.T) {
 	ctx := context.Background()
 	job := builders.MxJob("pause").Local().Obj()
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the worker pod", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
-		return len(pods) == 1, err
-	})
+	k8s.MustCreate(t, job)
+	k8s.WaitForPods(t, "the worker pod", job, 1)
 	patch := func(suspend bool) {
 		kubetest.Patch(t, k8s, job.DeepCopy(), func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(suspend) })
 	}
 	patch(true)
-	waitForState(t, job, v1beta1.StateSuspended)
-	eventually(t, "the pods deleted", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
-		return len(pods) == 0, err
-	})
+	k8s.WaitForJob(t, job, v1beta1.StateSuspended)
+	k8s.WaitForPods(t, "the pods deleted", job, 0)
 	patch(false)
-	eventually(t, "the pods recreated", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
-		return len(pods) == 1, err
-	})
+	k8s.WaitForPods(t, "the pods recreated", job, 1)
 	setPhase(t, ctx, job, "worker-0", corev1.PodSucceeded, 0)
-	waitForState(t, job, v1beta1.StateSucceeded)
+	k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mlkube/mlkube/controller/manager"
 	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 // The webhook configurations as controller-gen writes them, before kustomize prefixes them.
@@ -31,7 +32,7 @@ const (
 
 var (
 	cfg       *rest.Config
-	k8s       client.Client
+	k8s       kubetest.Client
 	opts      manager.Options
 	readyzURL string
 )
@@ -82,10 +83,12 @@ func run(m *testing.M) int {
 // startManager creates what the install bundle ships (the namespace and the empty certificate
 // Secret) and runs the production manager against the test API server.
 func startManager(ctx context.Context, env *envtest.Environment) error {
-	var err error
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
 		return err
 	}
+	// The API server answers in milliseconds; only the controllers' work is waited for.
+	k8s = kubetest.Client{Client: c, Interval: 100 * time.Millisecond, Timeout: 30 * time.Second}
 	opts = manager.DefaultOptions()
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}); err != nil {
 		return err

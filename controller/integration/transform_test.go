@@ -8,10 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
@@ -19,22 +17,13 @@ import (
 func createNode(t *testing.T, name string) {
 	t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name, "etl-test": t.Name()}}}
-	if err := k8s.Create(context.Background(), n); err != nil {
-		t.Fatal(err)
-	}
+	k8s.CreateTemporary(t, n)
 	// The API server taints new nodes not-ready (TaintNodesByCondition); play the node
 	// lifecycle controller and clear it, as it does once the kubelet reports Ready.
 	n.Spec.Taints = nil
 	if err := k8s.Update(context.Background(), n); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), n) })
-}
-
-func transformPods(ctx context.Context, tr *v1alpha1.Transform) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	err := k8s.List(ctx, &pods, client.InNamespace(tr.Namespace), client.MatchingLabels{transform.LabelName: tr.Name})
-	return pods.Items, err
 }
 
 // markReady plays the kubelet: the pod runs and passes its readiness probe.
@@ -47,16 +36,6 @@ func markReady(t *testing.T, ctx context.Context, pod *corev1.Pod, ip string) {
 	}
 }
 
-func waitForStage(t *testing.T, tr *v1alpha1.Transform, stage v1alpha1.Stage) *v1alpha1.Transform {
-	t.Helper()
-	var got v1alpha1.Transform
-	eventually(t, fmt.Sprintf("Transform %s to be %s", tr.Name, stage), func(ctx context.Context) (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got)
-		return got.Status.Stage == stage, err
-	})
-	return &got
-}
-
 func TestTransformLifecycle(t *testing.T) {
 	ctx := context.Background()
 	createNode(t, "etl-node-a")
@@ -64,15 +43,8 @@ func TestTransformLifecycle(t *testing.T) {
 	tr := builders.Transform("lifecycle").Runtime("mlkube/transformer-echo:dev").Spec(func(s *v1alpha1.TransformSpec) {
 		s.NodeSelector = map[string]string{"etl-test": t.Name()}
 	}).Obj()
-	if err := k8s.Create(ctx, tr); err != nil {
-		t.Fatal(err)
-	}
-	var pods []corev1.Pod
-	eventually(t, "one transformer pod per node", func(ctx context.Context) (bool, error) {
-		var err error
-		pods, err = transformPods(ctx, tr)
-		return len(pods) == 2, err
-	})
+	k8s.MustCreate(t, tr)
+	pods := k8s.WaitForPods(t, "one transformer pod per node", tr, 2)
 	pinned := map[string]bool{}
 	for _, p := range pods {
 		term := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0]
@@ -81,11 +53,11 @@ func TestTransformLifecycle(t *testing.T) {
 	if !pinned["etl-node-a"] || !pinned["etl-node-b"] {
 		t.Fatalf("pods pinned to %v; want one on each node", pinned)
 	}
-	waitForStage(t, tr, v1alpha1.StageInitializing)
+	k8s.WaitForStage(t, tr, v1alpha1.StageInitializing)
 	for i := range pods {
 		markReady(t, ctx, &pods[i], fmt.Sprintf("10.1.0.%d", i+1))
 	}
-	got := waitForStage(t, tr, v1alpha1.StageRunning)
+	got := k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	if got.Status.NodesReady != "2/2" || len(got.Status.Nodes) != 2 || !strings.HasPrefix(got.Status.Nodes[0].IP, "10.1.0.") {
 		t.Errorf("status %+v; want 2/2 ready with pod IPs", got.Status)
 	}
@@ -94,26 +66,17 @@ func TestTransformLifecycle(t *testing.T) {
 	if err := k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "etl-node-b"}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "node b's pod deleted", func(ctx context.Context) (bool, error) {
-		pods, err := transformPods(ctx, tr)
-		return len(pods) == 1, err
-	})
+	k8s.WaitForPods(t, "node b's pod deleted", tr, 1)
 
 	// Stop deletes the pods and keeps the object; start brings them back.
 	setStopped := func(v bool) {
 		kubetest.Patch(t, k8s, tr.DeepCopy(), func(cur *v1alpha1.Transform) { cur.Spec.Stopped = v })
 	}
 	setStopped(true)
-	waitForStage(t, tr, v1alpha1.StageStopped)
-	eventually(t, "pods deleted on stop", func(ctx context.Context) (bool, error) {
-		pods, err := transformPods(ctx, tr)
-		return len(pods) == 0, err
-	})
+	k8s.WaitForStage(t, tr, v1alpha1.StageStopped)
+	k8s.WaitForPods(t, "pods deleted on stop", tr, 0)
 	setStopped(false)
-	eventually(t, "the pod back on start", func(ctx context.Context) (bool, error) {
-		pods, err := transformPods(ctx, tr)
-		return len(pods) == 1, err
-	})
+	k8s.WaitForPods(t, "the pod back on start", tr, 1)
 }
 
 func TestTransformAbortsWhenATransformerExits(t *testing.T) {
@@ -122,15 +85,8 @@ func TestTransformAbortsWhenATransformerExits(t *testing.T) {
 	tr := builders.Transform("abort").Runtime("mlkube/transformer-echo:dev").Spec(func(s *v1alpha1.TransformSpec) {
 		s.NodeSelector = map[string]string{"etl-test": t.Name()}
 	}).Obj()
-	if err := k8s.Create(ctx, tr); err != nil {
-		t.Fatal(err)
-	}
-	var pods []corev1.Pod
-	eventually(t, "the transformer pod", func(ctx context.Context) (bool, error) {
-		var err error
-		pods, err = transformPods(ctx, tr)
-		return len(pods) == 1, err
-	})
+	k8s.MustCreate(t, tr)
+	pods := k8s.WaitForPods(t, "the transformer pod", tr, 1)
 	pod := &pods[0]
 	pod.Status.Phase = corev1.PodFailed
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "transformer", Image: "x", ImageID: "x", State: corev1.ContainerState{
@@ -138,12 +94,9 @@ func TestTransformAbortsWhenATransformerExits(t *testing.T) {
 	if err := k8s.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	got := waitForStage(t, tr, v1alpha1.StageAborted)
+	got := k8s.WaitForStage(t, tr, v1alpha1.StageAborted)
 	if !strings.Contains(got.Status.Reason, "node etl-node-c: transformer container exited with code 3") {
 		t.Errorf("reason %q does not say which node's transformer exited how", got.Status.Reason)
 	}
-	eventually(t, "the aborted Transform's pods deleted", func(ctx context.Context) (bool, error) {
-		pods, err := transformPods(ctx, tr)
-		return len(pods) == 0, err
-	})
+	k8s.WaitForPods(t, "the aborted Transform's pods deleted", tr, 0)
 }

@@ -1,14 +1,12 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,38 +18,19 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 func TestCertificatesFromTheRotator(t *testing.T) {
-	ctx := context.Background()
 	var secret corev1.Secret
-	if err := k8s.Get(ctx, types.NamespacedName{Namespace: opts.Namespace, Name: opts.CertSecret}, &secret); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, types.NamespacedName{Namespace: opts.Namespace, Name: opts.CertSecret}, &secret)
 	for _, key := range []string{"ca.crt", "tls.crt", "tls.key"} {
 		if len(secret.Data[key]) == 0 {
 			t.Errorf("the rotator left %s empty in Secret %s", key, opts.CertSecret)
 		}
 	}
-	var mutating admissionregistrationv1.MutatingWebhookConfiguration
-	if err := k8s.Get(ctx, types.NamespacedName{Name: mutatingConfig}, &mutating); err != nil {
-		t.Fatal(err)
-	}
-	var validating admissionregistrationv1.ValidatingWebhookConfiguration
-	if err := k8s.Get(ctx, types.NamespacedName{Name: validatingConfig}, &validating); err != nil {
-		t.Fatal(err)
-	}
 	// envtest installed its own CA; the rotator must have replaced it with the Secret's.
-	for _, w := range mutating.Webhooks {
-		if !bytes.Equal(w.ClientConfig.CABundle, secret.Data["ca.crt"]) {
-			t.Errorf("mutating webhook %s does not carry the rotator's CA", w.Name)
-		}
-	}
-	for _, w := range validating.Webhooks {
-		if !bytes.Equal(w.ClientConfig.CABundle, secret.Data["ca.crt"]) {
-			t.Errorf("validating webhook %s does not carry the rotator's CA", w.Name)
-		}
-	}
+	k8s.CheckCABundles(t, mutatingConfig, validatingConfig, secret.Data["ca.crt"])
 }
 
 // wantInvalid checks that err is the webhook's Invalid error naming every field in fields.
@@ -99,18 +78,13 @@ func TestEveryMxJobErrorAtOnce(t *testing.T) {
 }
 
 func TestMinimalMxJobGetsEveryDefault(t *testing.T) {
-	ctx := context.Background()
 	job := &v1beta1.MxJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "minimal", Namespace: "default"},
 		Spec:       v1beta1.MxJobSpec{ReplicaSpecs: []v1beta1.ReplicaSpec{{Template: builders.PodTemplate("mxnet")}}},
 	}
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustCreate(t, job)
 	var got v1beta1.MxJob
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKeyFromObject(job), &got)
 	tmpl := builders.PodTemplate("mxnet")
 	tmpl.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "mxjob-port", ContainerPort: 9091, Protocol: corev1.ProtocolTCP}}
 	want := v1beta1.MxJobSpec{
@@ -131,22 +105,12 @@ func TestMinimalMxJobGetsEveryDefault(t *testing.T) {
 }
 
 func TestMxJobSpecIsImmutableButSuspend(t *testing.T) {
-	ctx := context.Background()
 	job := builders.MxJob("immutable").Dist(1, 2).Obj()
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(job.DeepCopy())
-	job.Spec.ReplicaSpecs[2].Template.Spec.Containers[0].Image = "other:image"
-	wantInvalid(t, k8s.Patch(ctx, job, patch), "spec.replicaSpecs[2]")
-
-	var fresh v1beta1.MxJob
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &fresh); err != nil {
-		t.Fatal(err)
-	}
-	patch = client.MergeFrom(fresh.DeepCopy())
-	fresh.Spec.RunPolicy.Suspend = ptr.To(true)
-	if err := k8s.Patch(ctx, &fresh, patch); err != nil {
+	k8s.MustCreate(t, job)
+	wantInvalid(t, kubetest.TryPatch(k8s, job.DeepCopy(), func(j *v1beta1.MxJob) {
+		j.Spec.ReplicaSpecs[2].Template.Spec.Containers[0].Image = "other:image"
+	}), "spec.replicaSpecs[2]")
+	if err := kubetest.TryPatch(k8s, job.DeepCopy(), func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(true) }); err != nil {
 		t.Fatalf("suspending the job was refused: %v", err)
 	}
 }
@@ -154,9 +118,7 @@ func TestMxJobSpecIsImmutableButSuspend(t *testing.T) {
 func TestMxJobPrinterColumns(t *testing.T) {
 	ctx := context.Background()
 	job := builders.MxJob("columns").Dist(2, 3).Obj()
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustCreate(t, job)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	var table metav1.Table
 	err := cs.RESTClient().Get().AbsPath("/apis/mxnet.mlkube.io/v1beta1/namespaces/default/mxjobs/columns").
@@ -185,16 +147,11 @@ func TestTransformWithoutAFormIsRejected(t *testing.T) {
 }
 
 func TestMinimalTransformGetsItsDefaults(t *testing.T) {
-	ctx := context.Background()
 	// The AIStore spelling "hpush://" must get through the CRD's enum: mutation runs before it.
 	tr := builders.Transform("minimal").Runtime("mlkube/transformer-echo:dev").Comm("hpush://").Obj()
-	if err := k8s.Create(ctx, tr); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustCreate(t, tr)
 	var got v1alpha1.Transform
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKeyFromObject(tr), &got)
 	want := v1alpha1.TransformSpec{
 		Runtime:       &v1alpha1.RuntimeSpec{Image: "mlkube/transformer-echo:dev"},
 		Communication: v1alpha1.CommHPush,
@@ -208,22 +165,11 @@ func TestMinimalTransformGetsItsDefaults(t *testing.T) {
 }
 
 func TestTransformImmutableFields(t *testing.T) {
-	ctx := context.Background()
 	tr := builders.Transform("immutable").Runtime("mlkube/transformer-echo:dev").Obj()
-	if err := k8s.Create(ctx, tr); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(tr.DeepCopy())
-	tr.Spec.Communication = v1alpha1.CommWS
-	wantInvalid(t, k8s.Patch(ctx, tr, patch), "spec.communication")
-
-	var fresh v1alpha1.Transform
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &fresh); err != nil {
-		t.Fatal(err)
-	}
-	patch = client.MergeFrom(fresh.DeepCopy())
-	fresh.Spec.Stopped = true
-	if err := k8s.Patch(ctx, &fresh, patch); err != nil {
+	k8s.MustCreate(t, tr)
+	wantInvalid(t, kubetest.TryPatch(k8s, tr.DeepCopy(), func(cur *v1alpha1.Transform) { cur.Spec.Communication = v1alpha1.CommWS }),
+		"spec.communication")
+	if err := kubetest.TryPatch(k8s, tr.DeepCopy(), func(cur *v1alpha1.Transform) { cur.Spec.Stopped = true }); err != nil {
 		t.Fatalf("stopping the Transform was refused: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 // agentURL is the node agents' Service: internalTrafficPolicy Local sends each client to the agent
@@ -73,8 +74,8 @@ func TestDataPathTransformsANodeLocalObjectOnItsNode(t *testing.T) {
 	for _, comm := range v1alpha1.Communications {
 		t.Run(string(comm), func(t *testing.T) {
 			tr := nodeMD5Transform(ns, comm)
-			create(t, tr)
-			waitForStage(t, tr, v1alpha1.StageRunning)
+			k8s.MustCreate(t, tr)
+			k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 			code, body := fetchFrom(t, ns, clientA, transformURL(ns, tr.Name, object))
 			if want := a + ":" + md5hex(data); code != 200 || body != want {
 				t.Errorf("node %s's client got %d %q; want 200 %q (node %s's agent and transformer)", a, code, body, want, a)
@@ -95,8 +96,8 @@ func md5OnANode(t *testing.T, comm v1alpha1.Communication) (node, ns, clientPod 
 	ns = namespace(t)
 	clientPod = clientOn(t, ns, node)
 	tr = builders.Transform("md5").Namespace(ns).Runtime("mlkube/transformer-md5:dev").Comm(comm).Obj()
-	create(t, tr)
-	waitForStage(t, tr, v1alpha1.StageRunning)
+	k8s.MustCreate(t, tr)
+	k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	return node, ns, clientPod, tr
 }
 
@@ -140,7 +141,7 @@ func TestDataPathMD5OfAThousandObjects(t *testing.T) {
 		t.Fatalf("%d of 1000 objects did not match their local md5", mismatches)
 	}
 	// The agents' counters reach the Transform's status through the manager's collector.
-	eventually(t, "1000 objects counted in the Transform's status", func(ctx context.Context) (bool, error) {
+	k8s.Eventually(t, "1000 objects counted in the Transform's status", func(ctx context.Context) (bool, error) {
 		var got v1alpha1.Transform
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
 			return false, err
@@ -161,10 +162,10 @@ func TestDataPathPipeline(t *testing.T) {
 	clientPod := clientOn(t, ns, node)
 	upper := builders.Transform("upper").Namespace(ns).Code("python3.11", "def transform(data):\n    return data.upper()\n").Obj()
 	last := nodeMD5Transform(ns, v1alpha1.CommWS)
-	create(t, upper)
-	create(t, last)
-	waitForStage(t, upper, v1alpha1.StageRunning)
-	waitForStage(t, last, v1alpha1.StageRunning)
+	k8s.MustCreate(t, upper)
+	k8s.MustCreate(t, last)
+	k8s.WaitForStage(t, upper, v1alpha1.StageRunning)
+	k8s.WaitForStage(t, last, v1alpha1.StageRunning)
 	object := fmt.Sprintf("e2e/%s/pipeline.txt", ns)
 	writeObject(t, ns, clientPod, object, []byte("make me loud"))
 	code, body := fetchFrom(t, ns, clientPod, transformURL(ns, "upper>>"+last.Name, object))
@@ -203,11 +204,11 @@ func TestDataPathOfflineRun(t *testing.T) {
 		t.Fatalf("starting the run from node %s: %d %q; want 202 from that node's agent", node, code, body)
 	}
 	var last string
-	eventually(t, "the offline run to succeed", func(context.Context) (bool, error) {
+	k8s.Eventually(t, "the offline run to succeed", func(context.Context) (bool, error) {
 		code, body := fetchFrom(t, ns, clientPod, agentURL+"/v1/offline/"+started.ID)
 		last = body
 		if code == 200 && strings.Contains(body, `"state":"Failed"`) {
-			return false, stop(fmt.Errorf("the run failed: %s", body))
+			return false, kubetest.Stop(fmt.Errorf("the run failed: %s", body))
 		}
 		return code == 200 && strings.Contains(body, `"state":"Succeeded"`), nil
 	})

@@ -10,42 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
-
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := k8s.Create(context.Background(), obj); err != nil {
-		t.Fatalf("creating %s: %v", obj.GetName(), err)
-	}
-}
-
-// waitForJob waits for the job to reach state and returns it.
-func waitForJob(t *testing.T, job *v1beta1.MxJob, state v1beta1.State) *v1beta1.MxJob {
-	t.Helper()
-	var got v1beta1.MxJob
-	eventually(t, fmt.Sprintf("MxJob %s to be %s", job.Name, state), func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
-			return false, err
-		}
-		if got.Status.State != state && (got.Status.State == v1beta1.StateSucceeded || got.Status.State == v1beta1.StateFailed) {
-			return false, stop(fmt.Errorf("job ended %s (%s), not %s", got.Status.State, got.Status.Reason, state))
-		}
-		return got.Status.State == state, nil
-	})
-	return &got
-}
-
-func jobPods(ctx context.Context, job *v1beta1.MxJob) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	err := k8s.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{mxjob.LabelJobName: job.Name})
-	return pods.Items, err
-}
 
 func podLogs(t *testing.T, ns, pod string) string {
 	t.Helper()
@@ -60,9 +29,9 @@ func podLogs(t *testing.T, ns, pod string) string {
 func waitForRunningPods(t *testing.T, job *v1beta1.MxJob, n int) []corev1.Pod {
 	t.Helper()
 	var pods []corev1.Pod
-	eventually(t, fmt.Sprintf("%d running pods of %s", n, job.Name), func(ctx context.Context) (bool, error) {
+	k8s.Eventually(t, fmt.Sprintf("%d running pods of %s", n, job.Name), func(ctx context.Context) (bool, error) {
 		var err error
-		pods, err = jobPods(ctx, job)
+		pods, err = k8s.Pods(ctx, job)
 		running := 0
 		for _, p := range pods {
 			if p.Status.Phase == corev1.PodRunning {
@@ -78,8 +47,8 @@ func TestMxJobDistRendezvousSucceeds(t *testing.T) {
 	ns := namespace(t)
 	job := builders.MxJob("dist").Namespace(ns).Dist(2, 3).
 		RunPolicy(func(rp *v1beta1.RunPolicy) { rp.CleanPodPolicy = v1beta1.CleanPodPolicyNone }).Obj()
-	create(t, job)
-	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	k8s.MustCreate(t, job)
+	got := k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 	if got.Status.CompletionTime == nil || got.Status.StartTime == nil {
 		t.Errorf("start %v completion %v; want both set", got.Status.StartTime, got.Status.CompletionTime)
 	}
@@ -108,8 +77,8 @@ func TestMxJobDistRendezvousSucceeds(t *testing.T) {
 func TestMxJobLocalSucceeds(t *testing.T) {
 	ns := namespace(t)
 	job := builders.MxJob("local").Namespace(ns).Local().Obj()
-	create(t, job)
-	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	k8s.MustCreate(t, job)
+	got := k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 	if c := got.Status.ReplicaStatuses[v1beta1.ReplicaTypeWorker]; c == nil || c.Succeeded != 1 {
 		t.Errorf("replica statuses %v; want one succeeded worker", got.Status.ReplicaStatuses)
 	}
@@ -119,8 +88,8 @@ func TestMxJobWorkerExit1UnderNeverFailsTheJob(t *testing.T) {
 	ns := namespace(t)
 	job := builders.MxJob("never").Namespace(ns).Dist(1, 2).
 		Env("MXJOB_FAIL_REPLICA", "worker-1", "MXJOB_FAIL_CODE", "1").Obj()
-	create(t, job)
-	got := waitForJob(t, job, v1beta1.StateFailed)
+	k8s.MustCreate(t, job)
+	got := k8s.WaitForJob(t, job, v1beta1.StateFailed)
 	if !strings.Contains(got.Status.Reason, "worker-1 failed: exit code 1 under restartPolicy Never") {
 		t.Errorf("reason %q does not name worker-1", got.Status.Reason)
 	}
@@ -154,8 +123,8 @@ func TestMxJobExit137OnceUnderExitCodeIsRetried(t *testing.T) {
 		ReplicaEnv(2, "MXJOB_FAIL_REPLICA", "worker-1", "MXJOB_FAIL_CODE", "137",
 			"MXJOB_FAIL_MODE", "once", "MXJOB_FAIL_ONCE_MARKER", "/marker/failed-once")
 	job := failOnceVolume(t, b, 2, ns).Obj()
-	create(t, job)
-	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	k8s.MustCreate(t, job)
+	got := k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 	if got.Status.Restarts != 1 {
 		t.Errorf("restarts %d; want worker-1 recreated once", got.Status.Restarts)
 	}
@@ -167,8 +136,8 @@ func TestMxJobBackoffLimitExceeded(t *testing.T) {
 		EditReplica(0, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = v1beta1.RestartPolicyExitCode }).
 		ReplicaEnv(0, "MXJOB_FAIL_REPLICA", "worker-0", "MXJOB_FAIL_CODE", "137").
 		RunPolicy(func(rp *v1beta1.RunPolicy) { rp.BackoffLimit = ptr.To[int32](1) }).Obj()
-	create(t, job)
-	got := waitForJob(t, job, v1beta1.StateFailed)
+	k8s.MustCreate(t, job)
+	got := k8s.WaitForJob(t, job, v1beta1.StateFailed)
 	if !strings.Contains(got.Status.Reason, "exceed runPolicy.backoffLimit 1") {
 		t.Errorf("reason %q; want the backoff limit", got.Status.Reason)
 	}
@@ -177,19 +146,16 @@ func TestMxJobBackoffLimitExceeded(t *testing.T) {
 func TestMxJobSuspendAndResume(t *testing.T) {
 	ns := namespace(t)
 	job := builders.MxJob("pause").Namespace(ns).Dist(1, 1).Env("MXJOB_SLEEP", "15s").Obj()
-	create(t, job)
+	k8s.MustCreate(t, job)
 	waitForRunningPods(t, job, 3)
 	setSuspend := func(v bool) {
 		kubetest.Patch(t, k8s, job.DeepCopy(), func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(v) })
 	}
 	setSuspend(true)
-	waitForJob(t, job, v1beta1.StateSuspended)
-	eventually(t, "the suspended job's pods gone", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
-		return len(pods) == 0, err
-	})
+	k8s.WaitForJob(t, job, v1beta1.StateSuspended)
+	k8s.WaitForPods(t, "the suspended job's pods gone", job, 0)
 	setSuspend(false)
-	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	got := k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 	if meta.IsStatusConditionTrue(got.Status.Conditions, v1beta1.ConditionSuspended) {
 		t.Error("a resumed job still shows Suspended=True")
 	}
@@ -199,19 +165,18 @@ func TestMxJobDeleteRemovesPodsAndServices(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	job := builders.MxJob("doomed").Namespace(ns).Dist(1, 1).Env("MXJOB_SLEEP", "10m").Obj()
-	create(t, job)
+	k8s.MustCreate(t, job)
 	waitForRunningPods(t, job, 3)
 	if err := k8s.Delete(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job's pods and Services gone", func(ctx context.Context) (bool, error) {
-		pods, err := jobPods(ctx, job)
+	k8s.Eventually(t, "the job's pods and Services gone", func(ctx context.Context) (bool, error) {
+		pods, err := k8s.Pods(ctx, job)
 		if err != nil {
 			return false, err
 		}
-		var svcs corev1.ServiceList
-		err = k8s.List(ctx, &svcs, client.InNamespace(ns), client.MatchingLabels{mxjob.LabelJobName: job.Name})
-		return len(pods) == 0 && len(svcs.Items) == 0, err
+		svcs, err := k8s.Services(ctx, job)
+		return len(pods) == 0 && len(svcs) == 0, err
 	})
 }
 
@@ -219,19 +184,19 @@ func TestMxJobSurvivesManagerRestart(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	job := builders.MxJob("resilient").Namespace(ns).Dist(1, 2).Env("MXJOB_SLEEP", "20s").Obj()
-	create(t, job)
+	k8s.MustCreate(t, job)
 	waitForRunningPods(t, job, 4)
-	var managers corev1.PodList
-	if err := k8s.List(ctx, &managers, client.InNamespace(systemNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"}); err != nil {
+	managers, err := managerPods(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range managers.Items {
-		if err := k8s.Delete(ctx, &managers.Items[i]); err != nil {
+	for i := range managers {
+		if err := k8s.Delete(ctx, &managers[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	start := time.Now()
-	got := waitForJob(t, job, v1beta1.StateSucceeded)
+	got := k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 	t.Logf("succeeded %s after the manager pod was deleted", time.Since(start).Round(time.Second))
 	if got.Status.Restarts != 0 || got.Status.CompletionTime == nil {
 		t.Errorf("restarts %d completion %v; want no restarts and a completion time", got.Status.Restarts, got.Status.CompletionTime)

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 const (
@@ -45,14 +47,14 @@ func clientOn(t *testing.T, ns, node string) string {
 			}}}},
 		},
 	}
-	create(t, pod)
-	eventually(t, "client pod on "+node, func(ctx context.Context) (bool, error) {
+	k8s.MustCreate(t, pod)
+	k8s.Eventually(t, "client pod on "+node, func(ctx context.Context) (bool, error) {
 		var p corev1.Pod
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &p); err != nil {
 			return false, err
 		}
 		if err := podFailed(&p); err != nil {
-			return false, stop(err)
+			return false, kubetest.Stop(err)
 		}
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {

@@ -2,7 +2,6 @@ package suite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,13 +11,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 const (
@@ -30,7 +30,7 @@ const (
 
 var (
 	cfg       *rest.Config
-	k8s       client.Client
+	k8s       kubetest.Client
 	clientset *kubernetes.Clientset
 )
 
@@ -51,45 +51,15 @@ func TestMain(m *testing.M) {
 	}
 	// client-go's default of 5 requests a second would make the suite wait on itself.
 	cfg.QPS, cfg.Burst = 100, 200
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	k8s = kubetest.Client{Client: c, Interval: time.Second, Timeout: pollTimeout}
 	clientset = kubernetes.NewForConfigOrDie(cfg)
 	os.Exit(m.Run())
 }
-
-// eventually polls cond until it holds or pollTimeout passes; no sleeps as synchronisation. An
-// error from cond is retried (the API server may be briefly unreachable), except one made by stop:
-// the object reached a state that waiting cannot change, and the test fails at once.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	ctx := context.Background()
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, time.Second, pollTimeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if errors.As(err, new(terminalError)) {
-			return false, err
-		}
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if errors.As(err, new(terminalError)) {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-	if err != nil {
-		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
-	}
-}
-
-// terminalError is cond's verdict that the awaited state can no longer come.
-type terminalError struct{ error }
-
-// stop marks err as terminal for eventually.
-func stop(err error) error { return terminalError{err} }
 
 // podFailed says why a pod can never become ready: it failed, or a container cannot start.
 func podFailed(p *corev1.Pod) error {
@@ -108,17 +78,14 @@ func podFailed(p *corev1.Pod) error {
 // prints what a person needs to see: pods, events and the manager's logs.
 func namespace(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
-	if err := k8s.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	k8s.CreateTemporary(t, ns)
+	// Registered after the delete, so it runs before it.
 	t.Cleanup(func() {
 		if t.Failed() {
 			dumpDiagnostics(t, ns.Name)
 			dumpDiagnostics(t, systemNamespace)
 		}
-		_ = k8s.Delete(context.Background(), ns)
 	})
 	return ns.Name
 }
@@ -144,38 +111,35 @@ func dumpDiagnostics(t *testing.T, ns string) {
 	}
 	if ns == systemNamespace {
 		for _, p := range pods.Items {
-			logs, err := clientset.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptrTo[int64](200)}).DoRaw(ctx)
+			logs, err := clientset.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](200)}).DoRaw(ctx)
 			fmt.Fprintf(&b, "---- logs of %s (err=%v)\n%s\n", p.Name, err, logs)
 		}
 	}
 	t.Log(b.String())
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // scaleManager sets the manager's replicas and waits until that many are available.
 func scaleManager(t *testing.T, replicas int32) {
 	t.Helper()
-	ctx := context.Background()
-	var dep appsv1.Deployment
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: managerName}, &dep); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(dep.DeepCopy())
-	dep.Spec.Replicas = &replicas
-	if err := k8s.Patch(ctx, &dep, patch); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, fmt.Sprintf("the manager to run %d ready replicas", replicas), func(ctx context.Context) (bool, error) {
+	manager := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: systemNamespace, Name: managerName}}
+	kubetest.Patch(t, k8s, manager, func(d *appsv1.Deployment) { d.Spec.Replicas = &replicas })
+	k8s.Eventually(t, fmt.Sprintf("the manager to run %d ready replicas", replicas), func(ctx context.Context) (bool, error) {
 		var d appsv1.Deployment
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: managerName}, &d); err != nil {
 			return false, err
 		}
-		var pods corev1.PodList
-		if err := k8s.List(ctx, &pods, client.InNamespace(systemNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"}); err != nil {
+		pods, err := managerPods(ctx)
+		if err != nil {
 			return false, err
 		}
 		return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas == replicas &&
-			d.Status.UpdatedReplicas == replicas && int32(len(pods.Items)) == replicas, nil
+			d.Status.UpdatedReplicas == replicas && int32(len(pods)) == replicas, nil
 	})
+}
+
+// managerPods lists the manager's pods, old and new, whatever their state.
+func managerPods(ctx context.Context) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := k8s.List(ctx, &pods, client.InNamespace(systemNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"})
+	return pods.Items, err
 }

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
@@ -37,27 +36,6 @@ func readyNodes(t *testing.T) []string {
 	return out
 }
 
-func waitForStage(t *testing.T, tr *v1alpha1.Transform, stage v1alpha1.Stage) *v1alpha1.Transform {
-	t.Helper()
-	var got v1alpha1.Transform
-	eventually(t, fmt.Sprintf("Transform %s to be %s", tr.Name, stage), func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
-			return false, err
-		}
-		if got.Status.Stage == v1alpha1.StageAborted && stage != v1alpha1.StageAborted {
-			return false, stop(fmt.Errorf("aborted: %s", got.Status.Reason))
-		}
-		return got.Status.Stage == stage, nil
-	})
-	return &got
-}
-
-func transformPods(ctx context.Context, tr *v1alpha1.Transform) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	err := k8s.List(ctx, &pods, client.InNamespace(tr.Namespace), client.MatchingLabels{transform.LabelName: tr.Name})
-	return pods.Items, err
-}
-
 // pythonImage has Debian's python3.11: its interpreter serves as an io command.
 const pythonImage = "mlkube/runtime-python3.11:dev"
 
@@ -73,12 +51,12 @@ func TestTransformOneReadyPodPerNodeForEachCommunication(t *testing.T) {
 			if comm == v1alpha1.CommIO {
 				tr = builders.Transform("md5-io").Namespace(ns).Runtime(pythonImage, ioMD5...).Comm(comm).Obj()
 			}
-			create(t, tr)
-			got := waitForStage(t, tr, v1alpha1.StageRunning)
+			k8s.MustCreate(t, tr)
+			got := k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 			if want := fmt.Sprintf("%d/%d", len(nodes), len(nodes)); got.Status.NodesReady != want {
 				t.Errorf("nodes ready %s; want %s", got.Status.NodesReady, want)
 			}
-			pods, err := transformPods(context.Background(), tr)
+			pods, err := k8s.Pods(context.Background(), tr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,29 +86,26 @@ func dyingTransformer(ns, name string) *v1alpha1.Transform {
 func TestTransformAbortsWhenItsTransformerDies(t *testing.T) {
 	ns := namespace(t)
 	tr := dyingTransformer(ns, "dies")
-	create(t, tr)
-	got := waitForStage(t, tr, v1alpha1.StageAborted)
+	k8s.MustCreate(t, tr)
+	got := k8s.WaitForStage(t, tr, v1alpha1.StageAborted)
 	if !strings.Contains(got.Status.Reason, "transformer container exited with code 2") {
 		t.Errorf("reason %q does not say the transformer exited", got.Status.Reason)
 	}
-	eventually(t, "the aborted Transform's pods deleted", func(ctx context.Context) (bool, error) {
-		pods, err := transformPods(ctx, tr)
-		return len(pods) == 0, err
-	})
+	k8s.WaitForPods(t, "the aborted Transform's pods deleted", tr, 0)
 }
 
 func TestTransformRestartReplacesItsTransformer(t *testing.T) {
 	ns := namespace(t)
 	tr := dyingTransformer(ns, "phoenix")
 	tr.Spec.FailurePolicy = v1alpha1.FailureRestart
-	create(t, tr)
-	eventually(t, "a transformer replaced after failing", func(ctx context.Context) (bool, error) {
+	k8s.MustCreate(t, tr)
+	k8s.Eventually(t, "a transformer replaced after failing", func(ctx context.Context) (bool, error) {
 		var got v1alpha1.Transform
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
 			return false, err
 		}
 		if got.Status.Stage == v1alpha1.StageAborted {
-			return false, stop(fmt.Errorf("aborted under failurePolicy Restart: %s", got.Status.Reason))
+			return false, kubetest.Stop(fmt.Errorf("aborted under failurePolicy Restart: %s", got.Status.Reason))
 		}
 		for _, n := range got.Status.Nodes {
 			if n.Restarts >= 1 {
@@ -145,34 +120,28 @@ func TestTransformStopStartAndDelete(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	tr := builders.Transform("cycle").Namespace(ns).Runtime(echoImage).Obj()
-	create(t, tr)
-	waitForStage(t, tr, v1alpha1.StageRunning)
+	k8s.MustCreate(t, tr)
+	k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	setStopped := func(v bool) {
 		kubetest.Patch(t, k8s, tr.DeepCopy(), func(cur *v1alpha1.Transform) { cur.Spec.Stopped = v })
 	}
 	setStopped(true)
-	waitForStage(t, tr, v1alpha1.StageStopped)
-	eventually(t, "pods deleted on stop", func(ctx context.Context) (bool, error) {
-		pods, err := transformPods(ctx, tr)
-		return len(pods) == 0, err
-	})
+	k8s.WaitForStage(t, tr, v1alpha1.StageStopped)
+	k8s.WaitForPods(t, "pods deleted on stop", tr, 0)
 	setStopped(false)
-	waitForStage(t, tr, v1alpha1.StageRunning)
+	k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	if err := k8s.Delete(ctx, tr); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "every transformer pod gone with the Transform", func(ctx context.Context) (bool, error) {
-		pods, err := transformPods(ctx, tr)
-		return len(pods) == 0, err
-	})
+	k8s.WaitForPods(t, "every transformer pod gone with the Transform", tr, 0)
 }
 
 func TestTransformCodeFormRunsOnEveryNode(t *testing.T) {
 	nodes := readyNodes(t)
 	ns := namespace(t)
 	tr := builders.Transform("upper").Namespace(ns).Code("python3.11", "def transform(data):\n    return data.upper()\n").Obj()
-	create(t, tr)
-	got := waitForStage(t, tr, v1alpha1.StageRunning)
+	k8s.MustCreate(t, tr)
+	got := k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	if want := fmt.Sprintf("%d/%d", len(nodes), len(nodes)); got.Status.NodesReady != want {
 		t.Errorf("nodes ready %s; want %s", got.Status.NodesReady, want)
 	}

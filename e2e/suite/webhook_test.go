@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/pem"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,18 +19,13 @@ import (
 )
 
 func TestManagerReadyWithCertControllerCertificates(t *testing.T) {
-	ctx := context.Background()
 	var dep appsv1.Deployment
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: managerName}, &dep); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKey{Namespace: systemNamespace, Name: managerName}, &dep)
 	if dep.Status.ReadyReplicas < 1 {
 		t.Fatalf("the manager has %d ready replicas", dep.Status.ReadyReplicas)
 	}
 	var secret corev1.Secret
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "mlkube-webhook-cert"}, &secret); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKey{Namespace: systemNamespace, Name: "mlkube-webhook-cert"}, &secret)
 	ca, serving := parseCert(t, secret.Data["ca.crt"]), parseCert(t, secret.Data["tls.crt"])
 	if err := serving.CheckSignatureFrom(ca); err != nil {
 		t.Errorf("the serving certificate is not signed by the Secret's CA: %v", err)
@@ -43,24 +36,7 @@ func TestManagerReadyWithCertControllerCertificates(t *testing.T) {
 	if ca.Subject.CommonName != "mlkube-ca" {
 		t.Errorf("CA common name %q; want the rotator's mlkube-ca", ca.Subject.CommonName)
 	}
-	var mutating admissionregistrationv1.MutatingWebhookConfiguration
-	if err := k8s.Get(ctx, client.ObjectKey{Name: "mlkube-mutating-webhook-configuration"}, &mutating); err != nil {
-		t.Fatal(err)
-	}
-	var validating admissionregistrationv1.ValidatingWebhookConfiguration
-	if err := k8s.Get(ctx, client.ObjectKey{Name: "mlkube-validating-webhook-configuration"}, &validating); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range mutating.Webhooks {
-		if !bytes.Equal(w.ClientConfig.CABundle, secret.Data["ca.crt"]) {
-			t.Errorf("mutating webhook %s lacks the rotator's CA bundle", w.Name)
-		}
-	}
-	for _, w := range validating.Webhooks {
-		if !bytes.Equal(w.ClientConfig.CABundle, secret.Data["ca.crt"]) {
-			t.Errorf("validating webhook %s lacks the rotator's CA bundle", w.Name)
-		}
-	}
+	k8s.CheckCABundles(t, "mlkube-mutating-webhook-configuration", "mlkube-validating-webhook-configuration", secret.Data["ca.crt"])
 }
 
 func parseCert(t *testing.T, data []byte) *x509.Certificate {
@@ -92,9 +68,7 @@ func TestWebhooksThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("a valid MxJob was refused: %v", err)
 	}
 	var stored v1beta1.MxJob
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &stored); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKeyFromObject(job), &stored)
 	rs := stored.Spec.ReplicaSpecs[0]
 	if stored.Spec.JobMode != v1beta1.LocalMode || rs.MxReplicaType != v1beta1.ReplicaTypeWorker || *rs.Replicas != 1 ||
 		*rs.PsRootPort != 9091 || rs.RestartPolicy != v1beta1.RestartPolicyNever ||
@@ -111,9 +85,7 @@ func TestWebhooksThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("a valid Transform was refused: %v", err)
 	}
 	var storedTr v1alpha1.Transform
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &storedTr); err != nil {
-		t.Fatal(err)
-	}
+	k8s.MustGet(t, client.ObjectKeyFromObject(tr), &storedTr)
 	s := storedTr.Spec
 	if s.Communication != v1alpha1.CommWS || s.InitTimeout == nil || s.InitTimeout.Duration.String() != "45s" ||
 		s.ObjectTimeout == nil || s.ObjectTimeout.Duration.String() != "10s" || s.FailurePolicy != v1alpha1.FailureAbort {
@@ -140,7 +112,7 @@ func TestFailurePolicyFailWithoutTheManager(t *testing.T) {
 
 	scaleManager(t, 1)
 	// The API server learns the new endpoint through its own watch: poll until it does.
-	eventually(t, "creates to succeed again", func(ctx context.Context) (bool, error) {
+	k8s.Eventually(t, "creates to succeed again", func(ctx context.Context) (bool, error) {
 		err := k8s.Create(ctx, builders.MxJob("after-return").Namespace(ns).Local().Obj())
 		return err == nil, err
 	})

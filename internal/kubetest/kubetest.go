@@ -1,25 +1,56 @@
-// Package kubetest holds helpers the integration and e2e suites share for acting on objects
-// through a real API server.
+// Package kubetest holds what the integration suite (controller/integration, a real
+// kube-apiserver from envtest) and the e2e suite (e2e/suite, a real cluster) share for acting on
+// objects through an API server and waiting on what the controllers make of them: a [Client] that
+// polls with its suite's own interval and timeout, create, get and patch helpers that fail the
+// test, the pods and Services of an MxJob or a Transform, waits for their states, and the check
+// that webhook configurations carry a CA bundle.
 package kubetest
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Patch reads the current version of obj, applies mutate to it and sends the difference as a
-// merge patch, as a user's kubectl patch would; obj is left holding the result.
-func Patch[T client.Object](t testing.TB, c client.Client, obj T, mutate func(T)) {
+// Client is a controller-runtime client with the poll interval and timeout of one suite: an
+// envtest API server answers in milliseconds, a loaded cluster starts a pod in minutes.
+type Client struct {
+	client.Client
+	Interval time.Duration // between two checks of a condition
+	Timeout  time.Duration // after which a wait fails the test
+}
+
+// Eventually polls cond until it holds or c.Timeout passes; no sleeps as synchronisation. An
+// error from cond is retried (the API server may be briefly unreachable), except one made by
+// [Stop]: the object reached a state that waiting cannot change, and the test fails at once.
+func (c Client) Eventually(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	ctx := context.Background()
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		t.Fatal(err)
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), c.Interval, c.Timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if errors.As(err, new(terminalError)) {
+			return false, err
+		}
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if errors.As(err, new(terminalError)) {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
-	before := obj.DeepCopyObject().(client.Object)
-	mutate(obj)
-	if err := c.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
-		t.Fatalf("patching %s: %v", obj.GetName(), err)
+	if err != nil {
+		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
 	}
 }
+
+// terminalError is a condition's verdict that the awaited state can no longer come.
+type terminalError struct{ error }
+
+// Stop marks err as terminal for [Client.Eventually]: the wait fails at once with it.
+func Stop(err error) error { return terminalError{err} }

@@ -1,0 +1,90 @@
+package kubetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/controller/mxjob"
+	"github.com/mlkube/mlkube/controller/transform"
+)
+
+// madeFor selects what the controllers made for owner, an MxJob or a Transform: the objects in
+// its namespace that carry the label naming it.
+func madeFor(owner client.Object) []client.ListOption {
+	var label string
+	switch owner.(type) {
+	case *v1beta1.MxJob:
+		label = mxjob.LabelJobName
+	case *v1alpha1.Transform:
+		label = transform.LabelName
+	default:
+		panic(fmt.Sprintf("kubetest: the controllers make nothing for a %T", owner))
+	}
+	return []client.ListOption{client.InNamespace(owner.GetNamespace()), client.MatchingLabels{label: owner.GetName()}}
+}
+
+// Pods lists the pods of owner, an MxJob or a Transform.
+func (c Client) Pods(ctx context.Context, owner client.Object) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := c.List(ctx, &pods, madeFor(owner)...)
+	return pods.Items, err
+}
+
+// Services lists the Services of owner, an MxJob or a Transform.
+func (c Client) Services(ctx context.Context, owner client.Object) ([]corev1.Service, error) {
+	var svcs corev1.ServiceList
+	err := c.List(ctx, &svcs, madeFor(owner)...)
+	return svcs.Items, err
+}
+
+// WaitForPods waits until owner has n pods (0: all are deleted) and returns them.
+func (c Client) WaitForPods(t testing.TB, what string, owner client.Object, n int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	c.Eventually(t, what, func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = c.Pods(ctx, owner)
+		return len(pods) == n, err
+	})
+	return pods
+}
+
+// WaitForJob waits for job to reach state and returns it. A job that ended in another state
+// fails the test at once: Succeeded and Failed are final.
+func (c Client) WaitForJob(t testing.TB, job *v1beta1.MxJob, state v1beta1.State) *v1beta1.MxJob {
+	t.Helper()
+	var got v1beta1.MxJob
+	c.Eventually(t, fmt.Sprintf("MxJob %s to be %s", job.Name, state), func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
+			return false, err
+		}
+		if got.Status.State != state && (got.Status.State == v1beta1.StateSucceeded || got.Status.State == v1beta1.StateFailed) {
+			return false, Stop(fmt.Errorf("job ended %s (%s), not %s", got.Status.State, got.Status.Reason, state))
+		}
+		return got.Status.State == state, nil
+	})
+	return &got
+}
+
+// WaitForStage waits for tr to reach stage and returns it. A Transform that aborted fails the
+// test at once, unless Aborted is the stage awaited: nothing restarts an aborted Transform.
+func (c Client) WaitForStage(t testing.TB, tr *v1alpha1.Transform, stage v1alpha1.Stage) *v1alpha1.Transform {
+	t.Helper()
+	var got v1alpha1.Transform
+	c.Eventually(t, fmt.Sprintf("Transform %s to be %s", tr.Name, stage), func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
+			return false, err
+		}
+		if got.Status.Stage == v1alpha1.StageAborted && stage != v1alpha1.StageAborted {
+			return false, Stop(fmt.Errorf("aborted: %s", got.Status.Reason))
+		}
+		return got.Status.Stage == stage, nil
+	})
+	return &got
+}
