@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
 // plan is what one reconcile does: the status to write, then the changes to make.
@@ -24,13 +25,7 @@ type plan struct {
 	deleteJob      bool
 	requeueAfter   time.Duration
 	// events are the pod-level failures noticed (transitions of the job are derived from conditions).
-	events []event
-}
-
-type event struct {
-	warning bool
-	reason  string
-	message string
+	events []owned.Event
 }
 
 // computePlan decides one reconcile from the job, the pods and Services it owns, and the time.
@@ -92,7 +87,7 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 				if failure == "" {
 					failure = fmt.Sprintf("%s failed: %s", r, why)
 				}
-				p.events = append(p.events, event{warning: true, reason: "ReplicaFailed", message: fmt.Sprintf("%s failed: %s", r, why)})
+				p.events = append(p.events, owned.Event{Warning: true, Reason: "ReplicaFailed", Message: fmt.Sprintf("%s failed: %s", r, why)})
 				continue
 			}
 			restarting = append(restarting, r.String())
@@ -128,7 +123,7 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 		}
 		running(st, pending, restarting, now)
 		if hasDeadline {
-			p.requeue(deadline.Sub(now), now)
+			p.requeue(deadline.Sub(now))
 		}
 	}
 	if finished(st) {
@@ -138,13 +133,9 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 	return p
 }
 
-func (p *plan) requeue(after time.Duration, _ time.Time) {
-	if after <= 0 {
-		after = time.Second
-	}
-	if p.requeueAfter == 0 || after < p.requeueAfter {
-		p.requeueAfter = after
-	}
+// requeue asks for a reconcile after the delay, unless one comes sooner already.
+func (p *plan) requeue(after time.Duration) {
+	p.requeueAfter = owned.Sooner(p.requeueAfter, after)
 }
 
 func hasService(services []corev1.Service, name string) bool {

@@ -8,14 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-)
-
-// Recreation backoff after a failed pod: baseBackoff doubled per restart, capped at maxBackoff,
-// counted from the moment the pod failed (the Sedna controllers' per-key exponential backoff,
-// derived from cluster state so it survives a manager restart).
-const (
-	baseBackoff = 5 * time.Second
-	maxBackoff  = 5 * time.Minute
+	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
 // retryFailedPod counts a failed pod once, then deletes it (to be recreated) once its backoff
@@ -26,12 +19,12 @@ func retryFailedPod(pod *corev1.Pod, r replica, code int32, p *plan, now time.Ti
 	if !slices.Contains(st.RestartingPods, uid) {
 		st.RestartingPods = append(st.RestartingPods, uid)
 		st.Restarts++
-		p.events = append(p.events, event{warning: true, reason: "ReplicaRestarting",
-			message: fmt.Sprintf("%s failed with exit code %d; recreating it (restart %d)", r, code, st.Restarts)})
+		p.events = append(p.events, owned.Event{Warning: true, Reason: "ReplicaRestarting",
+			Message: fmt.Sprintf("%s failed with exit code %d; recreating it (restart %d)", r, code, st.Restarts)})
 	}
-	wait := backoff(st.Restarts)
+	wait := owned.Backoff(st.Restarts) // st.Restarts already counts this restart
 	if failedAt := failureTime(pod); failedAt.Add(wait).After(now) {
-		p.requeue(failedAt.Add(wait).Sub(now), now)
+		p.requeue(failedAt.Add(wait).Sub(now))
 		return
 	}
 	if pod.DeletionTimestamp == nil {
@@ -47,14 +40,6 @@ func pruneRestartingPods(st *v1beta1.MxJobStatus, pods []corev1.Pod) {
 	if len(st.RestartingPods) == 0 {
 		st.RestartingPods = nil
 	}
-}
-
-func backoff(restarts int32) time.Duration {
-	d := baseBackoff
-	for i := int32(1); i < restarts && d < maxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxBackoff)
 }
 
 // failureTime is when the pod failed: its last container termination, else its start.

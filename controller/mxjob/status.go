@@ -48,7 +48,7 @@ func finish(job *v1beta1.MxJob, p *plan, success bool, reason, message string, n
 		setCondition(st, v1beta1.ConditionFailed, true, reason, message, now)
 	}
 	if job.Spec.RunPolicy.TTLSecondsAfterFinished != nil {
-		p.requeue(time.Duration(*job.Spec.RunPolicy.TTLSecondsAfterFinished)*time.Second, now)
+		p.requeue(time.Duration(*job.Spec.RunPolicy.TTLSecondsAfterFinished) * time.Second)
 	}
 }
 

@@ -18,5 +18,5 @@ func ttlAfterFinished(job *v1beta1.MxJob, p *plan, now time.Time) {
 		p.deleteJob = true
 		return
 	}
-	p.requeue(expiry.Sub(now), now)
+	p.requeue(expiry.Sub(now))
 }

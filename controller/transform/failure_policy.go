@@ -9,12 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-)
-
-// Replacement backoff under failurePolicy Restart, counted from the failure.
-const (
-	baseBackoff = 5 * time.Second
-	maxBackoff  = 5 * time.Minute
+	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
 // podFailure says why a transformer pod has failed, or "" while it is healthy or starting.
@@ -39,11 +34,7 @@ func podFailure(pod *corev1.Pod, timeout *metav1.Duration, now time.Time) string
 
 // restartAfterBackoff replaces a failed pod once its backoff has passed (failurePolicy Restart).
 func restartAfterBackoff(pod *corev1.Pod, ns *v1alpha1.NodeStatus, p *plan, now time.Time) {
-	wait := baseBackoff
-	for i := int32(0); i < ns.Restarts && wait < maxBackoff; i++ {
-		wait *= 2
-	}
-	wait = min(wait, maxBackoff)
+	wait := owned.Backoff(ns.Restarts + 1) // ns.Restarts counts the replacements before this one
 	failedAt := pod.CreationTimestamp.Time
 	for _, cs := range pod.Status.ContainerStatuses {
 		if term := cs.State.Terminated; term != nil && term.FinishedAt.After(failedAt) {

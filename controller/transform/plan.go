@@ -10,19 +10,15 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/internal/owned"
 )
-
-type notice struct {
-	warning         bool
-	reason, message string
-}
 
 // plan is what one reconcile does: the status to write, then the pods to create and delete.
 type plan struct {
 	status       v1alpha1.TransformStatus
 	createOn     []string // nodes
 	deletePods   []*corev1.Pod
-	events       []notice
+	events       []owned.Event
 	requeueAfter time.Duration
 }
 
@@ -66,7 +62,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	for node, pod := range podOn {
 		if !slices.Contains(eligible, node) && pod.DeletionTimestamp == nil {
 			p.deletePods = append(p.deletePods, pod)
-			p.events = append(p.events, notice{reason: "NodeLeft", message: fmt.Sprintf("node %s left; deleting transformer pod %s", node, pod.Name)})
+			p.events = append(p.events, owned.Event{Reason: "NodeLeft", Message: fmt.Sprintf("node %s left; deleting transformer pod %s", node, pod.Name)})
 		}
 	}
 	var failures []string
@@ -77,7 +73,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		pod := podOn[node]
 		if pod == nil {
 			if _, known := prevNodes[node]; !known && st.Stage == v1alpha1.StageRunning {
-				p.events = append(p.events, notice{reason: "NodeJoined", message: fmt.Sprintf("node %s joined; starting a transformer there", node)})
+				p.events = append(p.events, owned.Event{Reason: "NodeJoined", Message: fmt.Sprintf("node %s joined; starting a transformer there", node)})
 			}
 			p.createOn = append(p.createOn, node)
 			statuses = append(statuses, ns)
@@ -91,7 +87,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		if why := podFailure(pod, t.Spec.InitTimeout, now); why != "" && pod.DeletionTimestamp == nil {
 			msg := fmt.Sprintf("node %s: %s", node, why)
 			failures = append(failures, msg)
-			p.events = append(p.events, notice{warning: true, reason: "TransformerFailed", message: msg})
+			p.events = append(p.events, owned.Event{Warning: true, Reason: "TransformerFailed", Message: msg})
 			if t.Spec.FailurePolicy == v1alpha1.FailureRestart {
 				restartAfterBackoff(pod, &ns, &p, now)
 			}
@@ -119,11 +115,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	return p
 }
 
+// requeue asks for a reconcile after the delay, unless one comes sooner already.
 func (p *plan) requeue(after time.Duration) {
-	if after <= 0 {
-		after = time.Second
-	}
-	if p.requeueAfter == 0 || after < p.requeueAfter {
-		p.requeueAfter = after
-	}
+	p.requeueAfter = owned.Sooner(p.requeueAfter, after)
 }

@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	k8serrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,8 +17,7 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/controller/internal/record"
-	"github.com/mlkube/mlkube/controller/internal/slowstart"
+	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
 // +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms,verbs=get;list;watch
@@ -84,37 +81,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.List(ctx, &nodes); err != nil {
 		return reconcile.Result{}, err
 	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(t.Namespace), client.MatchingLabels{LabelName: t.Name}); err != nil {
+	o := owned.Owner{Client: r.Client, Recorder: r.Recorder, Object: &t}
+	pods, err := o.Pods(ctx, client.MatchingLabels{LabelName: t.Name})
+	if err != nil {
 		return reconcile.Result{}, err
-	}
-	var owned []corev1.Pod
-	for _, p := range pods.Items {
-		if ref := metav1.GetControllerOfNoCopy(&p); ref != nil && ref.UID == t.UID {
-			owned = append(owned, p)
-		}
 	}
 	var reports map[string]wire.StatsReport
 	if r.Stats != nil {
 		reports = r.Stats.Latest()
 	}
-	p := computePlan(&t, nodes.Items, owned, reports, r.Clock.Now())
+	p := computePlan(&t, nodes.Items, pods, reports, r.Clock.Now())
 
-	var errs []error
-	_, err := slowstart.Do(p.createOn, func(node string) error {
-		pod := buildPod(&t, node)
-		err := r.Create(ctx, pod)
-		switch {
-		case err == nil:
-			r.event(&t, false, "SuccessfulCreatePod", fmt.Sprintf("created transformer pod %s on node %s", pod.Name, node))
-		case k8serrors.IsAlreadyExists(err):
-			return nil
-		default:
-			r.event(&t, true, "FailedCreatePod", fmt.Sprintf("creating transformer pod on node %s: %v", node, err))
-		}
-		return err
-	})
-	errs = append(errs, err)
+	errs := []error{o.Create(ctx, creations(&t, p.createOn))}
 	if !equality.Semantic.DeepEqual(t.Status, p.status) {
 		oldStage := t.Status.Stage
 		t.Status = p.status
@@ -122,23 +100,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, errors.Join(append(errs, fmt.Errorf("updating status: %w", err))...)
 		}
 		if oldStage != t.Status.Stage {
-			r.event(&t, t.Status.Stage == v1alpha1.StageAborted, string(t.Status.Stage), t.Status.Reason)
+			o.Event(t.Status.Stage == v1alpha1.StageAborted, string(t.Status.Stage), t.Status.Reason)
 		}
 	}
-	for _, e := range p.events {
-		r.event(&t, e.warning, e.reason, e.message)
-	}
-	_, err = slowstart.Do(p.deletePods, func(pod *corev1.Pod) error {
-		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
-		if client.IgnoreNotFound(err) != nil && !k8serrors.IsConflict(err) {
-			return err
-		}
-		return nil
-	})
-	errs = append(errs, err)
+	o.Record(p.events)
+	errs = append(errs, o.Delete(ctx, deletions(p.deletePods)))
 	return reconcile.Result{RequeueAfter: p.requeueAfter}, errors.Join(errs...)
 }
 
-func (r *Reconciler) event(obj *v1alpha1.Transform, warning bool, reason, message string) {
-	record.Event(r.Recorder, obj, warning, reason, message)
+// creations are the transformer pods to create on nodes.
+func creations(t *v1alpha1.Transform, nodes []string) []owned.Creation {
+	out := make([]owned.Creation, 0, len(nodes))
+	for _, node := range nodes {
+		pod := buildPod(t, node)
+		out = append(out, owned.Creation{Object: pod,
+			Created:  fmt.Sprintf("created transformer pod %s on node %s", pod.Name, node),
+			Creating: fmt.Sprintf("creating transformer pod on node %s", node)})
+	}
+	return out
+}
+
+// deletions delete pods only if they are still the pods the plan saw: a pod of the same name
+// created since is left alone.
+func deletions(pods []*corev1.Pod) []owned.Deletion {
+	out := make([]owned.Deletion, 0, len(pods))
+	for _, pod := range pods {
+		out = append(out, owned.Deletion{Object: pod, Options: []client.DeleteOption{client.Preconditions{UID: &pod.UID}}})
+	}
+	return out
 }

@@ -1,0 +1,125 @@
+// Package owned is what the MxJob and Transform reconcilers do alike with the pods and Services
+// they own: finding them, creating and deleting them in slow-start batches with events, recording
+// the events a plan decided, and choosing when to reconcile again (requeue delays and the backoff
+// before a failed pod is replaced).
+package owned
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	k8serrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/controller/internal/slowstart"
+)
+
+// Owner is the object one reconcile works for (an MxJob or a Transform), with the client that
+// makes its pods and Services and the recorder its events go to.
+type Owner struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Object   client.Object
+}
+
+// Creation is an object to create and the messages of its events: Created, unless empty, when
+// the create succeeds; Creating, followed by the error, when it fails.
+type Creation struct {
+	Object            client.Object
+	Created, Creating string
+}
+
+// Deletion is an object to delete, with its options, and Deleting, unless empty, followed by the
+// error: the message of the warning event when the delete fails.
+type Deletion struct {
+	Object   client.Object
+	Options  []client.DeleteOption
+	Deleting string
+}
+
+// Pods lists the pods in the owner's namespace that carry labels and that the owner controls.
+func (o Owner) Pods(ctx context.Context, labels client.MatchingLabels) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	if err := o.Client.List(ctx, &list, client.InNamespace(o.Object.GetNamespace()), labels); err != nil {
+		return nil, err
+	}
+	return controlledBy(o.Object, list.Items), nil
+}
+
+// Services lists the Services in the owner's namespace that carry labels and that the owner
+// controls.
+func (o Owner) Services(ctx context.Context, labels client.MatchingLabels) ([]corev1.Service, error) {
+	var list corev1.ServiceList
+	if err := o.Client.List(ctx, &list, client.InNamespace(o.Object.GetNamespace()), labels); err != nil {
+		return nil, err
+	}
+	return controlledBy(o.Object, list.Items), nil
+}
+
+// controlledBy keeps the items whose controller is owner: labels alone also match an object
+// someone else made with them, or one left by an earlier owner of the same name.
+func controlledBy[T any, PT interface {
+	*T
+	metav1.Object
+}](owner metav1.Object, items []T) []T {
+	var out []T
+	for i := range items {
+		if ref := metav1.GetControllerOfNoCopy(PT(&items[i])); ref != nil && ref.UID == owner.GetUID() {
+			out = append(out, items[i])
+		}
+	}
+	return out
+}
+
+// Create makes the objects in slow-start batches, recording SuccessfulCreate<Kind> and
+// FailedCreate<Kind> events. Names are deterministic, so AlreadyExists means a create raced a
+// stale cache, not a duplicate: it is no error.
+func (o Owner) Create(ctx context.Context, objs []Creation) error {
+	_, err := slowstart.Do(objs, func(c Creation) error {
+		err := o.Client.Create(ctx, c.Object)
+		switch {
+		case err == nil:
+			if c.Created != "" {
+				o.Event(false, "SuccessfulCreate"+kind(c.Object), c.Created)
+			}
+			return nil
+		case k8serrors.IsAlreadyExists(err):
+			return nil
+		default:
+			o.Event(true, "FailedCreate"+kind(c.Object), fmt.Sprintf("%s: %v", c.Creating, err))
+			return err
+		}
+	})
+	return err
+}
+
+// Delete removes the objects in slow-start batches, recording a FailedDelete<Kind> event on
+// failure. NotFound means the object is already gone, and Conflict that a UID precondition found
+// a newer object of the same name: neither is an error.
+func (o Owner) Delete(ctx context.Context, objs []Deletion) error {
+	_, err := slowstart.Do(objs, func(d Deletion) error {
+		err := o.Client.Delete(ctx, d.Object, d.Options...)
+		switch {
+		case err == nil:
+			return nil
+		case k8serrors.IsNotFound(err) || k8serrors.IsConflict(err):
+			return nil
+		default:
+			if d.Deleting != "" {
+				o.Event(true, "FailedDelete"+kind(d.Object), fmt.Sprintf("%s: %v", d.Deleting, err))
+			}
+			return err
+		}
+	})
+	return err
+}
+
+// kind is obj's Go type name, which for API types is its Kind ("Pod", "Service", "MxJob"): the
+// objects built in code leave TypeMeta empty.
+func kind(obj client.Object) string {
+	return reflect.TypeOf(obj).Elem().Name()
+}

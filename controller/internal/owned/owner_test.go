@@ -1,0 +1,105 @@
+package owned
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/mlkube/mlkube/controller/scheme"
+)
+
+// owner is a ConfigMap standing in for an MxJob or a Transform: any object can own.
+func owner() *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "owner-uid"}}
+}
+
+func pod(name string, controller types.UID) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"job": "j"}}}
+	if controller != "" {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "j", UID: controller, Controller: new(true)}}
+	}
+	return p
+}
+
+func drain(rec *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestPodsKeepsOnlyThoseTheOwnerControls(t *testing.T) {
+	cl := fake.NewClientBuilder().WithScheme(scheme.New()).
+		WithObjects(pod("mine", "owner-uid"), pod("earlier-owner", "other-uid"), pod("orphan", "")).Build()
+	pods, err := Owner{Client: cl, Object: owner()}.Pods(context.Background(), client.MatchingLabels{"job": "j"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	if diff := cmp.Diff([]string{"mine"}, names); diff != "" {
+		t.Errorf("pods (-want +got):\n%s", diff)
+	}
+}
+
+func TestCreateRecordsEvents(t *testing.T) {
+	quota := errors.New("quota exceeded")
+	cl := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(pod("exists", "owner-uid")).
+		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if obj.GetName() == "refused" {
+				return quota
+			}
+			return c.Create(ctx, obj, opts...)
+		}}).Build()
+	rec := events.NewFakeRecorder(10)
+	ctx := context.Background()
+	o := Owner{Client: cl, Recorder: rec, Object: owner()}
+
+	// One per batch, so that the order of events is fixed: slow start runs the first alone.
+	err := o.Create(ctx, []Creation{{Object: pod("new", "owner-uid"), Created: "created pod new", Creating: "creating pod new"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Create(ctx, []Creation{{Object: pod("exists", "owner-uid"), Created: "created pod exists"}}); err != nil {
+		t.Errorf("AlreadyExists: %v, want no error", err)
+	}
+	if err := o.Create(ctx, []Creation{{Object: pod("refused", "owner-uid"), Creating: "creating pod refused"}}); !errors.Is(err, quota) {
+		t.Errorf("refused create: %v, want %v", err, quota)
+	}
+	want := []string{"Normal SuccessfulCreatePod created pod new", "Warning FailedCreatePod creating pod refused: quota exceeded"}
+	if diff := cmp.Diff(want, drain(rec)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeleteTreatsGoneAsDone(t *testing.T) {
+	cl := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(pod("old", "owner-uid")).Build()
+	rec := events.NewFakeRecorder(10)
+	o := Owner{Client: cl, Recorder: rec, Object: owner()}
+	err := o.Delete(context.Background(), []Deletion{
+		{Object: pod("old", "owner-uid"), Deleting: "deleting pod old"},
+		{Object: pod("gone", "owner-uid"), Deleting: "deleting pod gone"},
+	})
+	if err != nil {
+		t.Errorf("Delete: %v, want nil", err)
+	}
+	if ev := drain(rec); len(ev) != 0 {
+		t.Errorf("events %v; want none", ev)
+	}
+}
