@@ -1,18 +1,21 @@
 // Package owned is what the MxJob and Transform reconcilers do alike with the pods and Services
-// they own: finding them, creating and deleting them in slow-start batches with events, recording
-// the events a plan decided, and choosing when to reconcile again (requeue delays and the backoff
-// before a failed pod is replaced).
+// they own: finding them, creating and deleting them in slow-start batches with an event and a
+// V(2) log line for each, recording the events a plan decided, and choosing when to reconcile
+// again (requeue delays and the backoff before a failed pod is replaced).
 package owned
 
 import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	k8serrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/controller/internal/slowstart"
@@ -83,6 +86,7 @@ func (o Owner) Create(ctx context.Context, objs []Creation) error {
 		err := o.Client.Create(ctx, c.Object)
 		switch {
 		case err == nil:
+			o.log(ctx, "created", c.Object)
 			if c.Created != "" {
 				o.Event(false, "SuccessfulCreate"+kind(c.Object), c.Created)
 			}
@@ -105,6 +109,7 @@ func (o Owner) Delete(ctx context.Context, objs []Deletion) error {
 		err := o.Client.Delete(ctx, d.Object, d.Options...)
 		switch {
 		case err == nil:
+			o.log(ctx, "deleted", d.Object)
 			return nil
 		case k8serrors.IsNotFound(err) || k8serrors.IsConflict(err):
 			return nil
@@ -116,6 +121,13 @@ func (o Owner) Delete(ctx context.Context, objs []Deletion) error {
 		}
 	})
 	return err
+}
+
+// log writes, at V(2), that obj was created or deleted for the owner:
+// "created pod" pod="ns/j-worker-0" mxjob="ns/j".
+func (o Owner) log(ctx context.Context, verb string, obj client.Object) {
+	k := strings.ToLower(kind(obj))
+	ctrl.LoggerFrom(ctx).V(2).Info(verb+" "+k, k, klog.KObj(obj), strings.ToLower(kind(o.Object)), klog.KObj(o.Object))
 }
 
 // kind is obj's Go type name, which for API types is its Kind ("Pod", "Service", "MxJob"): the

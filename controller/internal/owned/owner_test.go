@@ -3,13 +3,16 @@ package owned
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -58,7 +61,7 @@ func TestPodsKeepsOnlyThoseTheOwnerControls(t *testing.T) {
 	}
 }
 
-func TestCreateRecordsEvents(t *testing.T) {
+func TestCreateRecordsEventsAndLogs(t *testing.T) {
 	quota := errors.New("quota exceeded")
 	cl := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(pod("exists", "owner-uid")).
 		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -68,7 +71,8 @@ func TestCreateRecordsEvents(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		}}).Build()
 	rec := events.NewFakeRecorder(10)
-	ctx := context.Background()
+	var logs []string
+	ctx := ctrl.LoggerInto(context.Background(), funcr.New(func(prefix, args string) { logs = append(logs, args) }, funcr.Options{Verbosity: 2}))
 	o := Owner{Client: cl, Recorder: rec, Object: owner()}
 
 	// One per batch, so that the order of events is fixed: slow start runs the first alone.
@@ -85,6 +89,9 @@ func TestCreateRecordsEvents(t *testing.T) {
 	want := []string{"Normal SuccessfulCreatePod created pod new", "Warning FailedCreatePod creating pod refused: quota exceeded"}
 	if diff := cmp.Diff(want, drain(rec)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if len(logs) != 1 || !strings.Contains(logs[0], `"level"=2 "msg"="created pod" "pod"={"name"="new" "namespace"="ns"} "configmap"={"name"="j" "namespace"="ns"}`) {
+		t.Errorf("logs %q; want one V(2) line for the created pod", logs)
 	}
 }
 
