@@ -1,35 +1,13 @@
 package mxjob
 
 import (
-	"encoding/json"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mlkube/mlkube/api/mxnet/mxconfig"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 )
-
-// mxConfig is MX_CONFIG, the JSON description of the whole job that MXNet launchers read.
-type mxConfig struct {
-	Cluster mxCluster `json:"cluster"`
-	Task    mxTask    `json:"task"`
-}
-
-type mxCluster struct {
-	Scheduler []mxEndpoint `json:"scheduler"`
-	Server    []mxEndpoint `json:"server"`
-	Worker    []mxEndpoint `json:"worker"`
-}
-
-type mxEndpoint struct {
-	URL  string `json:"url"`
-	Port int32  `json:"port"`
-}
-
-type mxTask struct {
-	Type  string `json:"type"`
-	Index int    `json:"index"`
-}
 
 // dmlcEnv is the environment every container of replica r gets: what ps-lite and MXNet read to
 // find the scheduler and size the topology.
@@ -51,31 +29,26 @@ func dmlcEnv(job *v1beta1.MxJob, r replica) []corev1.EnvVar {
 	if r.Type == v1beta1.ReplicaTypeWorker {
 		env = append(env, corev1.EnvVar{Name: "DMLC_WORKER_ID", Value: strconv.Itoa(r.Index)})
 	}
-	return append(env, corev1.EnvVar{Name: "MX_CONFIG", Value: mxConfigJSON(job, r)})
+	return append(env, corev1.EnvVar{Name: mxconfig.EnvName, Value: mxConfig(job, r).String()})
 }
 
-// mxConfigJSON renders MX_CONFIG for replica r. Every replica is named by its Service, which
-// resolves to its pod.
-func mxConfigJSON(job *v1beta1.MxJob, r replica) string {
-	endpoints := func(t v1beta1.ReplicaType) []mxEndpoint {
+// mxConfig is MX_CONFIG for replica r. Every replica is named by its Service, which resolves to
+// its pod.
+func mxConfig(job *v1beta1.MxJob, r replica) mxconfig.Config {
+	endpoints := func(t v1beta1.ReplicaType) []mxconfig.Endpoint {
 		rs := replicaSpec(job, t)
-		out := []mxEndpoint{}
+		out := []mxconfig.Endpoint{}
 		for i := range int(count(rs)) {
-			out = append(out, mxEndpoint{URL: replicaName(job.Name, replica{Type: t, Index: i}), Port: port(rs)})
+			out = append(out, mxconfig.Endpoint{URL: replicaName(job.Name, replica{Type: t, Index: i}), Port: port(rs)})
 		}
 		return out
 	}
-	cfg := mxConfig{
-		Cluster: mxCluster{
+	return mxconfig.Config{
+		Cluster: mxconfig.Cluster{
 			Scheduler: endpoints(v1beta1.ReplicaTypeScheduler),
 			Server:    endpoints(v1beta1.ReplicaTypeServer),
 			Worker:    endpoints(v1beta1.ReplicaTypeWorker),
 		},
-		Task: mxTask{Type: r.role(), Index: r.Index},
+		Task: mxconfig.Task{Type: r.role(), Index: r.Index},
 	}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		panic(err) // plain structs of strings and ints always marshal
-	}
-	return string(raw)
 }

@@ -1,48 +1,21 @@
 package psrendezvous
 
-import (
-	"encoding/json"
-	"fmt"
+import "github.com/mlkube/mlkube/api/mxnet/mxconfig"
+
+// The MX_CONFIG types are the controller's own (package mxconfig), so that what this workload
+// checks is what the controller writes; the names stay for the workload's callers.
+type (
+	MXConfig   = mxconfig.Config
+	MXCluster  = mxconfig.Cluster
+	MXEndpoint = mxconfig.Endpoint
+	MXTask     = mxconfig.Task
 )
 
-// MXConfig is the MX_CONFIG variable:
-// {"cluster":{"scheduler":[{"url":"j-scheduler-0","port":9091}],"server":[…],"worker":[…]},"task":{"type":"worker","index":0}}.
-type MXConfig struct {
-	Cluster MXCluster `json:"cluster"`
-	Task    MXTask    `json:"task"`
-}
-
-// MXCluster lists every replica of the job by role.
-type MXCluster struct {
-	Scheduler []MXEndpoint `json:"scheduler"`
-	Server    []MXEndpoint `json:"server"`
-	Worker    []MXEndpoint `json:"worker"`
-}
-
-// MXEndpoint is one replica's Service name and port.
-type MXEndpoint struct {
-	URL  string `json:"url"`
-	Port int    `json:"port"`
-}
-
-// MXTask says which replica the variable was written for.
-type MXTask struct {
-	Type  string `json:"type"`
-	Index int    `json:"index"`
-}
-
-// ParseMXConfig decodes MX_CONFIG. Unknown fields are allowed because MXNet
-// launchers add their own (the kubeflow operator adds "labels").
-func ParseMXConfig(s string) (MXConfig, error) {
-	var c MXConfig
-	if err := json.Unmarshal([]byte(s), &c); err != nil {
-		return MXConfig{}, fmt.Errorf("not valid JSON: %w", err)
-	}
-	return c, nil
-}
+// ParseMXConfig decodes MX_CONFIG; see mxconfig.Parse.
+func ParseMXConfig(s string) (MXConfig, error) { return mxconfig.Parse(s) }
 
 // endpoints returns the cluster entries of one role.
-func (c MXCluster) endpoints(r Role) []MXEndpoint {
+func endpoints(c MXCluster, r Role) []MXEndpoint {
 	switch r {
 	case RoleScheduler:
 		return c.Scheduler
@@ -88,15 +61,15 @@ func (r *envReader) checkMXConfig(c Config, rootURI string, rootPort int) int {
 		{RoleServer, c.Servers, EnvNumServer},
 		{RoleWorker, c.Workers, EnvNumWorker},
 	} {
-		if n := len(mx.Cluster.endpoints(want.role)); n != want.count {
+		if n := len(endpoints(mx.Cluster, want.role)); n != want.count {
 			mismatch("cluster.%s has %d entries but %s implies %d", want.role, n, want.env, want.count)
 		}
 	}
-	if s := mx.Cluster.Scheduler; len(s) == 1 && (s[0].URL != rootURI || s[0].Port != rootPort) {
+	if s := mx.Cluster.Scheduler; len(s) == 1 && (s[0].URL != rootURI || int(s[0].Port) != rootPort) {
 		mismatch("cluster.scheduler[0] is %s:%d but %s:%s is %s:%d",
 			s[0].URL, s[0].Port, EnvRootURI, EnvRootPort, rootURI, rootPort)
 	}
-	if n := len(mx.Cluster.endpoints(c.Role)); mx.Task.Index < 0 || mx.Task.Index >= n {
+	if n := len(endpoints(mx.Cluster, c.Role)); mx.Task.Index < 0 || mx.Task.Index >= n {
 		mismatch("task.index %d is outside cluster.%s (%d entries)", mx.Task.Index, c.Role, n)
 	}
 	if c.Role == RoleWorker && mx.Task.Index != c.Index {

@@ -1,0 +1,58 @@
+// Package mxconfig is the MX_CONFIG contract: the JSON description of a whole MxJob that the MxJob
+// controller gives every replica and that MXNet launchers, and mlkube's own test workload, read.
+// Both sides use these types, so the writer and the readers cannot drift apart. It imports only
+// the standard library: a workload links none of Kubernetes by reading it.
+package mxconfig
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// EnvName is the environment variable that carries the configuration.
+const EnvName = "MX_CONFIG"
+
+// Config is the value of MX_CONFIG:
+// {"cluster":{"scheduler":[{"url":"j-scheduler-0","port":9091}],"server":[…],"worker":[…]},"task":{"type":"worker","index":0}}.
+type Config struct {
+	Cluster Cluster `json:"cluster"`
+	Task    Task    `json:"task"`
+}
+
+// Cluster lists every replica of the job by role.
+type Cluster struct {
+	Scheduler []Endpoint `json:"scheduler"`
+	Server    []Endpoint `json:"server"`
+	Worker    []Endpoint `json:"worker"`
+}
+
+// Endpoint is one replica's Service name, which resolves to its pod, and port.
+type Endpoint struct {
+	URL  string `json:"url"`
+	Port int32  `json:"port"`
+}
+
+// Task says which replica the variable was written for: its role in lower case and its index.
+type Task struct {
+	Type  string `json:"type"`
+	Index int    `json:"index"`
+}
+
+// String renders the configuration as the JSON that MX_CONFIG holds.
+func (c Config) String() string {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // plain structs of strings and ints always marshal
+	}
+	return string(raw)
+}
+
+// Parse decodes MX_CONFIG. Unknown fields are allowed because MXNet launchers add their own (the
+// kubeflow operator adds "labels").
+func Parse(s string) (Config, error) {
+	var c Config
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return Config{}, fmt.Errorf("not valid JSON: %w", err)
+	}
+	return c, nil
+}
