@@ -60,14 +60,13 @@ func TestMxJobReconcileLoopToSuccess(t *testing.T) {
 	for _, name := range []string{"scheduler-0", "server-0", "worker-0", "worker-1"} {
 		setPhase(t, ctx, job, name, corev1.PodRunning, 0)
 	}
-	got := k8s.WaitForJob(t, job, v1beta1.StateRunning)
-	k8s.Eventually(t, "the Running condition", func(ctx context.Context) (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got)
-		return meta.IsStatusConditionTrue(got.Status.Conditions, v1beta1.ConditionRunning), err
+	k8s.WaitForJob(t, job, v1beta1.StateRunning)
+	kubetest.WaitFor(t, k8s, "the Running condition", job, func(got *v1beta1.MxJob) (bool, error) {
+		return meta.IsStatusConditionTrue(got.Status.Conditions, v1beta1.ConditionRunning), nil
 	})
 
 	setPhase(t, ctx, job, "scheduler-0", corev1.PodSucceeded, 0)
-	got = k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
+	got := k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 	if got.Status.CompletionTime == nil || got.Status.StartTime == nil {
 		t.Errorf("start %v completion %v; want both", got.Status.StartTime, got.Status.CompletionTime)
 	}
@@ -137,13 +136,8 @@ func TestMxJobSuspendAndResume(t *testing.T) {
 	job := builders.MxJob("pause").Local().Obj()
 	k8s.MustCreate(t, job)
 	k8s.WaitForPods(t, "the worker pod", job, 1)
-	patch := func(suspend bool) {
-		kubetest.Patch(t, k8s, job.DeepCopy(), func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(suspend) })
-	}
-	patch(true)
-	k8s.WaitForJob(t, job, v1beta1.StateSuspended)
-	k8s.WaitForPods(t, "the pods deleted", job, 0)
-	patch(false)
+	k8s.SuspendJob(t, job)
+	k8s.ResumeJob(t, job)
 	k8s.WaitForPods(t, "the pods recreated", job, 1)
 	setPhase(t, ctx, job, "worker-0", corev1.PodSucceeded, 0)
 	k8s.WaitForJob(t, job, v1beta1.StateSucceeded)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/builders"
-	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 func createNode(t *testing.T, name string) {
@@ -26,6 +25,20 @@ func createNode(t *testing.T, name string) {
 	}
 }
 
+// createTransformOnNodes creates nodes and a Transform whose nodeSelector picks them alone, out
+// of all the nodes the other tests make.
+func createTransformOnNodes(t *testing.T, name string, nodes ...string) *v1alpha1.Transform {
+	t.Helper()
+	for _, n := range nodes {
+		createNode(t, n)
+	}
+	tr := builders.Transform(name).Runtime("mlkube/transformer-echo:dev").Spec(func(s *v1alpha1.TransformSpec) {
+		s.NodeSelector = map[string]string{"etl-test": t.Name()}
+	}).Obj()
+	k8s.MustCreate(t, tr)
+	return tr
+}
+
 // markReady plays the kubelet: the pod runs and passes its readiness probe.
 func markReady(t *testing.T, ctx context.Context, pod *corev1.Pod, ip string) {
 	t.Helper()
@@ -38,12 +51,7 @@ func markReady(t *testing.T, ctx context.Context, pod *corev1.Pod, ip string) {
 
 func TestTransformLifecycle(t *testing.T) {
 	ctx := context.Background()
-	createNode(t, "etl-node-a")
-	createNode(t, "etl-node-b")
-	tr := builders.Transform("lifecycle").Runtime("mlkube/transformer-echo:dev").Spec(func(s *v1alpha1.TransformSpec) {
-		s.NodeSelector = map[string]string{"etl-test": t.Name()}
-	}).Obj()
-	k8s.MustCreate(t, tr)
+	tr := createTransformOnNodes(t, "lifecycle", "etl-node-a", "etl-node-b")
 	pods := k8s.WaitForPods(t, "one transformer pod per node", tr, 2)
 	pinned := map[string]bool{}
 	for _, p := range pods {
@@ -69,23 +77,14 @@ func TestTransformLifecycle(t *testing.T) {
 	k8s.WaitForPods(t, "node b's pod deleted", tr, 1)
 
 	// Stop deletes the pods and keeps the object; start brings them back.
-	setStopped := func(v bool) {
-		kubetest.Patch(t, k8s, tr.DeepCopy(), func(cur *v1alpha1.Transform) { cur.Spec.Stopped = v })
-	}
-	setStopped(true)
-	k8s.WaitForStage(t, tr, v1alpha1.StageStopped)
-	k8s.WaitForPods(t, "pods deleted on stop", tr, 0)
-	setStopped(false)
+	k8s.StopTransform(t, tr)
+	k8s.StartTransform(t, tr)
 	k8s.WaitForPods(t, "the pod back on start", tr, 1)
 }
 
 func TestTransformAbortsWhenATransformerExits(t *testing.T) {
 	ctx := context.Background()
-	createNode(t, "etl-node-c")
-	tr := builders.Transform("abort").Runtime("mlkube/transformer-echo:dev").Spec(func(s *v1alpha1.TransformSpec) {
-		s.NodeSelector = map[string]string{"etl-test": t.Name()}
-	}).Obj()
-	k8s.MustCreate(t, tr)
+	tr := createTransformOnNodes(t, "abort", "etl-node-c")
 	pods := k8s.WaitForPods(t, "the transformer pod", tr, 1)
 	pod := &pods[0]
 	pod.Status.Phase = corev1.PodFailed

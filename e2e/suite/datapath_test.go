@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/builders"
@@ -141,11 +140,7 @@ func TestDataPathMD5OfAThousandObjects(t *testing.T) {
 		t.Fatalf("%d of 1000 objects did not match their local md5", mismatches)
 	}
 	// The agents' counters reach the Transform's status through the manager's collector.
-	k8s.Eventually(t, "1000 objects counted in the Transform's status", func(ctx context.Context) (bool, error) {
-		var got v1alpha1.Transform
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
-			return false, err
-		}
+	kubetest.WaitFor(t, k8s, "1000 objects counted in the Transform's status", tr, func(got *v1alpha1.Transform) (bool, error) {
 		var onNode int64
 		for _, n := range got.Status.Nodes {
 			if n.Node == node {

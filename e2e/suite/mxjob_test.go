@@ -13,7 +13,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/internal/builders"
-	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 func podLogs(t *testing.T, ns, pod string) string {
@@ -25,13 +24,15 @@ func podLogs(t *testing.T, ns, pod string) string {
 	return string(raw)
 }
 
-// waitForRunningPods waits until n of the job's pods run.
-func waitForRunningPods(t *testing.T, job *v1beta1.MxJob, n int) []corev1.Pod {
+// runningJob creates a dist job of one scheduler, one server and workers workers whose every
+// replica sleeps for sleep before it exits, and returns it once all its pods run.
+func runningJob(t *testing.T, ns, name string, workers int32, sleep string) *v1beta1.MxJob {
 	t.Helper()
-	var pods []corev1.Pod
+	job := builders.MxJob(name).Namespace(ns).Dist(1, workers).Env("MXJOB_SLEEP", sleep).Obj()
+	k8s.MustCreate(t, job)
+	n := 2 + int(workers)
 	k8s.Eventually(t, fmt.Sprintf("%d running pods of %s", n, job.Name), func(ctx context.Context) (bool, error) {
-		var err error
-		pods, err = k8s.Pods(ctx, job)
+		pods, err := k8s.Pods(ctx, job)
 		running := 0
 		for _, p := range pods {
 			if p.Status.Phase == corev1.PodRunning {
@@ -40,7 +41,7 @@ func waitForRunningPods(t *testing.T, job *v1beta1.MxJob, n int) []corev1.Pod {
 		}
 		return running == n, err
 	})
-	return pods
+	return job
 }
 
 func TestMxJobDistRendezvousSucceeds(t *testing.T) {
@@ -145,16 +146,9 @@ func TestMxJobBackoffLimitExceeded(t *testing.T) {
 
 func TestMxJobSuspendAndResume(t *testing.T) {
 	ns := namespace(t)
-	job := builders.MxJob("pause").Namespace(ns).Dist(1, 1).Env("MXJOB_SLEEP", "15s").Obj()
-	k8s.MustCreate(t, job)
-	waitForRunningPods(t, job, 3)
-	setSuspend := func(v bool) {
-		kubetest.Patch(t, k8s, job.DeepCopy(), func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(v) })
-	}
-	setSuspend(true)
-	k8s.WaitForJob(t, job, v1beta1.StateSuspended)
-	k8s.WaitForPods(t, "the suspended job's pods gone", job, 0)
-	setSuspend(false)
+	job := runningJob(t, ns, "pause", 1, "15s")
+	k8s.SuspendJob(t, job)
+	k8s.ResumeJob(t, job)
 	got := k8s.WaitForJob(t, job, v1beta1.StateSucceeded)
 	if meta.IsStatusConditionTrue(got.Status.Conditions, v1beta1.ConditionSuspended) {
 		t.Error("a resumed job still shows Suspended=True")
@@ -164,9 +158,7 @@ func TestMxJobSuspendAndResume(t *testing.T) {
 func TestMxJobDeleteRemovesPodsAndServices(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	job := builders.MxJob("doomed").Namespace(ns).Dist(1, 1).Env("MXJOB_SLEEP", "10m").Obj()
-	k8s.MustCreate(t, job)
-	waitForRunningPods(t, job, 3)
+	job := runningJob(t, ns, "doomed", 1, "10m")
 	if err := k8s.Delete(ctx, job); err != nil {
 		t.Fatal(err)
 	}
@@ -183,9 +175,7 @@ func TestMxJobDeleteRemovesPodsAndServices(t *testing.T) {
 func TestMxJobSurvivesManagerRestart(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	job := builders.MxJob("resilient").Namespace(ns).Dist(1, 2).Env("MXJOB_SLEEP", "20s").Obj()
-	k8s.MustCreate(t, job)
-	waitForRunningPods(t, job, 4)
+	job := runningJob(t, ns, "resilient", 2, "20s")
 	managers, err := managerPods(ctx)
 	if err != nil {
 		t.Fatal(err)

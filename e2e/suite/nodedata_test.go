@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
@@ -48,12 +47,8 @@ func clientOn(t *testing.T, ns, node string) string {
 		},
 	}
 	k8s.MustCreate(t, pod)
-	k8s.Eventually(t, "client pod on "+node, func(ctx context.Context) (bool, error) {
-		var p corev1.Pod
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &p); err != nil {
-			return false, err
-		}
-		if err := podFailed(&p); err != nil {
+	kubetest.WaitFor(t, k8s, "client pod on "+node, pod, func(p *corev1.Pod) (bool, error) {
+		if err := podFailed(p); err != nil {
 			return false, kubetest.Stop(err)
 		}
 		for _, c := range p.Status.Conditions {

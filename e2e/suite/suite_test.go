@@ -123,12 +123,8 @@ func scaleManager(t *testing.T, replicas int32) {
 	t.Helper()
 	manager := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: systemNamespace, Name: managerName}}
 	kubetest.Patch(t, k8s, manager, func(d *appsv1.Deployment) { d.Spec.Replicas = &replicas })
-	k8s.Eventually(t, fmt.Sprintf("the manager to run %d ready replicas", replicas), func(ctx context.Context) (bool, error) {
-		var d appsv1.Deployment
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: managerName}, &d); err != nil {
-			return false, err
-		}
-		pods, err := managerPods(ctx)
+	kubetest.WaitFor(t, k8s, fmt.Sprintf("the manager to run %d ready replicas", replicas), manager, func(d *appsv1.Deployment) (bool, error) {
+		pods, err := managerPods(context.Background())
 		if err != nil {
 			return false, err
 		}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/builders"
@@ -99,11 +98,7 @@ func TestTransformRestartReplacesItsTransformer(t *testing.T) {
 	tr := dyingTransformer(ns, "phoenix")
 	tr.Spec.FailurePolicy = v1alpha1.FailureRestart
 	k8s.MustCreate(t, tr)
-	k8s.Eventually(t, "a transformer replaced after failing", func(ctx context.Context) (bool, error) {
-		var got v1alpha1.Transform
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
-			return false, err
-		}
+	kubetest.WaitFor(t, k8s, "a transformer replaced after failing", tr, func(got *v1alpha1.Transform) (bool, error) {
 		if got.Status.Stage == v1alpha1.StageAborted {
 			return false, kubetest.Stop(fmt.Errorf("aborted under failurePolicy Restart: %s", got.Status.Reason))
 		}
@@ -122,13 +117,8 @@ func TestTransformStopStartAndDelete(t *testing.T) {
 	tr := builders.Transform("cycle").Namespace(ns).Runtime(echoImage).Obj()
 	k8s.MustCreate(t, tr)
 	k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
-	setStopped := func(v bool) {
-		kubetest.Patch(t, k8s, tr.DeepCopy(), func(cur *v1alpha1.Transform) { cur.Spec.Stopped = v })
-	}
-	setStopped(true)
-	k8s.WaitForStage(t, tr, v1alpha1.StageStopped)
-	k8s.WaitForPods(t, "pods deleted on stop", tr, 0)
-	setStopped(false)
+	k8s.StopTransform(t, tr)
+	k8s.StartTransform(t, tr)
 	k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	if err := k8s.Delete(ctx, tr); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/scheme"
 	"github.com/mlkube/mlkube/controller/transform"
@@ -117,5 +118,16 @@ func TestPodsOfAJobAndATransform(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a-node-1"}, names(c.Pods(ctx, builders.Transform("a").Obj()))); diff != "" {
 		t.Errorf("Transform a's pods (-want +got):\n%s", diff)
+	}
+}
+
+func TestWaitForJobStopsAtTheOtherFinalState(t *testing.T) {
+	job := builders.MxJob("ended").Local().Obj()
+	job.Status.State, job.Status.Reason = v1beta1.StateFailed, "worker-0 failed"
+	c := Client{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(job).Build(),
+		Interval: time.Millisecond, Timeout: time.Hour}
+	got := failureOf(func(t testing.TB) { c.WaitForJob(t, job, v1beta1.StateSucceeded) })
+	if want := "waiting for MxJob ended to be Succeeded: job ended Failed (worker-0 failed), not Succeeded"; got != want {
+		t.Errorf("failure %q; want %q", got, want)
 	}
 }

@@ -54,37 +54,3 @@ func (c Client) WaitForPods(t testing.TB, what string, owner client.Object, n in
 	})
 	return pods
 }
-
-// WaitForJob waits for job to reach state and returns it. A job that ended in another state
-// fails the test at once: Succeeded and Failed are final.
-func (c Client) WaitForJob(t testing.TB, job *v1beta1.MxJob, state v1beta1.State) *v1beta1.MxJob {
-	t.Helper()
-	var got v1beta1.MxJob
-	c.Eventually(t, fmt.Sprintf("MxJob %s to be %s", job.Name, state), func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
-			return false, err
-		}
-		if got.Status.State != state && (got.Status.State == v1beta1.StateSucceeded || got.Status.State == v1beta1.StateFailed) {
-			return false, Stop(fmt.Errorf("job ended %s (%s), not %s", got.Status.State, got.Status.Reason, state))
-		}
-		return got.Status.State == state, nil
-	})
-	return &got
-}
-
-// WaitForStage waits for tr to reach stage and returns it. A Transform that aborted fails the
-// test at once, unless Aborted is the stage awaited: nothing restarts an aborted Transform.
-func (c Client) WaitForStage(t testing.TB, tr *v1alpha1.Transform, stage v1alpha1.Stage) *v1alpha1.Transform {
-	t.Helper()
-	var got v1alpha1.Transform
-	c.Eventually(t, fmt.Sprintf("Transform %s to be %s", tr.Name, stage), func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(tr), &got); err != nil {
-			return false, err
-		}
-		if got.Status.Stage == v1alpha1.StageAborted && stage != v1alpha1.StageAborted {
-			return false, Stop(fmt.Errorf("aborted: %s", got.Status.Reason))
-		}
-		return got.Status.Stage == stage, nil
-	})
-	return &got
-}
