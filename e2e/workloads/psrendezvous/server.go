@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"net"
-	"strings"
 	"sync"
 )
 
@@ -34,16 +33,11 @@ func RunServer(ctx context.Context, ln net.Listener, dial DialFunc, schedulerAdd
 	if err != nil {
 		return fmt.Errorf("%s: %w", sv.node, err)
 	}
-	sess, err := join(ctx, dial, schedulerAddr, sv.node, port, sv.log)
+	sess, _, err := joinAndAwaitStart(ctx, dial, schedulerAddr, sv.node, port, sv.log)
 	if err != nil {
 		return err
 	}
 	defer sess.close()
-	start, err := sess.await(ctx, MsgStart, phaseRegistration)
-	if err != nil {
-		return err
-	}
-	sv.log.Printf(LogServerList, formatServers(start.Servers))
 	if err := sv.agg.wait(ctx, sv.node); err != nil {
 		return err
 	}
@@ -170,13 +164,4 @@ func (a *aggregator) wait(ctx context.Context, node string) error {
 		return &MissingError{Node: node, Waiting: phasePushes, Missing: a.pushed.missing(), Cause: context.Cause(ctx)}
 	}
 	return &MissingError{Node: node, Waiting: phaseAnswers, Missing: a.answered.missing(), Cause: context.Cause(ctx)}
-}
-
-// formatServers renders a server list for the log: "server-0 at 10.0.0.5:9091, …".
-func formatServers(servers []ServerAddress) string {
-	parts := make([]string, len(servers))
-	for i, s := range servers {
-		parts[i] = s.Node + " at " + s.Addr
-	}
-	return strings.Join(parts, ", ")
 }

@@ -63,6 +63,31 @@ func join(ctx context.Context, dial DialFunc, schedulerAddr, node, pushPort stri
 	return s, nil
 }
 
+// joinAndAwaitStart joins the scheduler and waits for the server list it sends
+// once every peer has registered: the first step of servers and workers alike.
+func joinAndAwaitStart(ctx context.Context, dial DialFunc, schedulerAddr, node, pushPort string, logger *log.Logger) (*session, []ServerAddress, error) {
+	s, err := join(ctx, dial, schedulerAddr, node, pushPort, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := s.await(ctx, MsgStart, phaseRegistration)
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	logger.Printf(LogServerList, formatServers(m.Servers))
+	return s, m.Servers, nil
+}
+
+// formatServers renders a server list for the log: "server-0 at 10.0.0.5:9091, …".
+func formatServers(servers []ServerAddress) string {
+	parts := make([]string, len(servers))
+	for i, s := range servers {
+		parts[i] = s.Node + " at " + s.Addr
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (s *session) readLoop(ctx context.Context) {
 	for {
 		m, err := s.conn.Recv()

@@ -16,17 +16,12 @@ import (
 func RunWorker(ctx context.Context, dial DialFunc, schedulerAddr string, index int, topo Topology, stdout io.Writer) error {
 	w := &worker{node: NodeName(RoleWorker, index), index: index, topo: topo, dial: dial}
 	w.log = nodeLogger(stdout, w.node)
-	sess, err := join(ctx, dial, schedulerAddr, w.node, "", w.log)
+	sess, servers, err := joinAndAwaitStart(ctx, dial, schedulerAddr, w.node, "", w.log)
 	if err != nil {
 		return err
 	}
 	defer sess.close()
-	start, err := sess.await(ctx, MsgStart, phaseRegistration)
-	if err != nil {
-		return err
-	}
-	w.log.Printf(LogServerList, formatServers(start.Servers))
-	if err := w.pushAll(ctx, start.Servers); err != nil {
+	if err := w.pushAll(ctx, servers); err != nil {
 		return err
 	}
 	return sess.finish(ctx)
