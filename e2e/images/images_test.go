@@ -3,7 +3,6 @@ package images
 import (
 	"archive/tar"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,8 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // moduleRoot is where go build and scripts run from: two levels above this package.
@@ -25,6 +23,24 @@ func moduleRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// readBack reads the image ref from the tarball at path as ctr would: the image, its configuration
+// and the mode of every file of its flattened filesystem, by name.
+func readBack(t *testing.T, path, ref string) (v1.Image, *v1.ConfigFile, map[string]int64) {
+	t.Helper()
+	img, cf, err := readImage(path, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]int64{}
+	if err := eachFile(img, func(h *tar.Header, _ io.Reader) error {
+		files[h.Name] = h.Mode
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return img, cf, files
 }
 
 // TestBuildPrebuiltBinary: a binary given by path lands at /<its name>, as the entrypoint.
@@ -38,18 +54,7 @@ func TestBuildPrebuiltBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tag, err := name.NewTag("mlkube/tool:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := tarball.ImageFromPath(path, &tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cf, _ := readBack(t, path, "mlkube/tool:1")
 	if diff := cmp.Diff([]string{"/tool"}, cf.Config.Entrypoint); diff != "" {
 		t.Errorf("entrypoint (-want +got):\n%s", diff)
 	}
@@ -65,37 +70,12 @@ func TestBuildGoPackage(t *testing.T) {
 	if want := filepath.Join(b.OutDir, "mlkube_pause_dev.tar"); path != want {
 		t.Errorf("path = %s, want %s", path, want)
 	}
-	tag, err := name.NewTag(Pause.Ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := tarball.ImageFromPath(path, &tag)
-	if err != nil {
-		t.Fatalf("tarball does not hold %s: %v", Pause.Ref, err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cf, files := readBack(t, path, Pause.Ref)
 	if cf.OS != "linux" || cf.Architecture != runtime.GOARCH {
 		t.Errorf("platform = %s/%s, want linux/%s", cf.OS, cf.Architecture, runtime.GOARCH)
 	}
 	if diff := cmp.Diff([]string{"/pause"}, cf.Config.Entrypoint); diff != "" {
 		t.Errorf("entrypoint (-want +got):\n%s", diff)
-	}
-	files := map[string]int64{}
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h.Name] = h.Mode
 	}
 	if files["pause"]&0o111 == 0 {
 		t.Errorf("image files %v: want an executable /pause", files)
@@ -171,39 +151,16 @@ func TestBuildWithBaseLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tag, err := name.NewTag("mlkube/tool:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := tarball.ImageFromPath(path, &tag)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, cf, files := readBack(t, path, "mlkube/tool:1")
 	if layers, err := img.Layers(); err != nil || len(layers) != 2 {
 		t.Errorf("layers = %d, %v; want the base and the binary", len(layers), err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"PATH=/:/usr/local/bin:/usr/bin:/bin"}, cf.Config.Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	files := map[string]bool{}
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h.Name] = true
-	}
-	if !files["usr/bin/hello"] || !files["tool"] {
+	_, hello := files["usr/bin/hello"]
+	_, tool := files["tool"]
+	if !hello || !tool {
 		t.Errorf("image files %v: want usr/bin/hello and tool", files)
 	}
 

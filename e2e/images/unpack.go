@@ -3,6 +3,7 @@ package images
 import (
 	"archive/tar"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -18,15 +19,7 @@ import (
 // that the image holds all its program needs without a container engine. Ownership is not
 // restored; os.Root keeps every write inside dir, whatever the image's symlinks point at.
 func Unpack(tarPath, ref, dir string) (*v1.ConfigFile, error) {
-	tag, err := name.NewTag(ref)
-	if err != nil {
-		return nil, err
-	}
-	img, err := tarball.ImageFromPath(tarPath, &tag)
-	if err != nil {
-		return nil, err
-	}
-	cf, err := img.ConfigFile()
+	img, cf, err := readImage(tarPath, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -35,19 +28,44 @@ func Unpack(tarPath, ref, dir string) (*v1.ConfigFile, error) {
 		return nil, err
 	}
 	defer root.Close()
+	if err := eachFile(img, func(h *tar.Header, body io.Reader) error { return unpackEntry(root, h, body) }); err != nil {
+		return nil, err
+	}
+	return cf, nil
+}
+
+// readImage reads the image ref and its configuration from the tarball at tarPath.
+func readImage(tarPath, ref string) (v1.Image, *v1.ConfigFile, error) {
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	img, err := tarball.ImageFromPath(tarPath, &tag)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s does not hold %s: %w", tarPath, ref, err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, nil, err
+	}
+	return img, cf, nil
+}
+
+// eachFile calls fn with every entry of img's filesystem, its layers flattened, until fn fails.
+func eachFile(img v1.Image, fn func(h *tar.Header, body io.Reader) error) error {
 	rc := mutate.Extract(img)
 	defer rc.Close()
 	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return cf, nil
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := unpackEntry(root, h, tr); err != nil {
-			return nil, err
+		if err := fn(h, tr); err != nil {
+			return err
 		}
 	}
 }

@@ -27,6 +27,7 @@ func filesServer(t *testing.T) (string, string) {
 	return srv.URL, dir
 }
 
+// do sends a request with body to u and returns the status and body of the answer.
 func do(t *testing.T, method, u, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, u, strings.NewReader(body))

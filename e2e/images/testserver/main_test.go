@@ -12,24 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func get(t *testing.T, u string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 func TestIdentityAndFetch(t *testing.T) {
 	t.Setenv("POD_NAME", "p-1")
 	t.Setenv("NODE_NAME", "node-2")
 	srv := httptest.NewServer(newMux())
 	defer srv.Close()
 
-	code, body := get(t, srv.URL+"/")
+	code, body := do(t, "GET", srv.URL+"/", "")
 	var id Identity
 	if err := json.Unmarshal([]byte(body), &id); err != nil || code != http.StatusOK {
 		t.Fatalf("GET / = %d %q (%v)", code, body, err)
@@ -39,7 +28,7 @@ func TestIdentityAndFetch(t *testing.T) {
 	}
 
 	// /fetch relays another server's answer: here our own identity.
-	code, fetched := get(t, srv.URL+"/fetch?url="+url.QueryEscape(srv.URL+"/"))
+	code, fetched := do(t, "GET", srv.URL+"/fetch?url="+url.QueryEscape(srv.URL+"/"), "")
 	if code != http.StatusOK || fetched != body {
 		t.Errorf("fetch = %d %q, want 200 %q", code, fetched, body)
 	}
@@ -73,7 +62,7 @@ func TestProbeErrors(t *testing.T) {
 		"lookup of an empty name": "/lookup?name=",
 	} {
 		t.Run(name, func(t *testing.T) {
-			if code, body := get(t, srv.URL+path); code != http.StatusBadGateway || strings.TrimSpace(body) == "" {
+			if code, body := do(t, "GET", srv.URL+path, ""); code != http.StatusBadGateway || strings.TrimSpace(body) == "" {
 				t.Errorf("GET %s = %d %q, want 502 with the error", path, code, body)
 			}
 		})
@@ -83,7 +72,7 @@ func TestProbeErrors(t *testing.T) {
 func TestLookupLocalhost(t *testing.T) {
 	srv := httptest.NewServer(newMux())
 	defer srv.Close()
-	code, body := get(t, srv.URL+"/lookup?name=localhost")
+	code, body := do(t, "GET", srv.URL+"/lookup?name=localhost", "")
 	if code != http.StatusOK || !strings.Contains(body, "127.0.0.1") {
 		t.Errorf("lookup localhost = %d %q", code, body)
 	}
