@@ -72,8 +72,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	// Pods go first: they take seconds to start, while a Service is ready at once.
 	errs := []error{
-		o.Create(ctx, podCreations(&job, p.createPods)),
-		o.Create(ctx, serviceCreations(&job, p.createServices)),
+		owned.Create(ctx, o, p.createPods, podCreation(&job)),
+		owned.Create(ctx, o, p.createServices, serviceCreation(&job)),
 	}
 	if !equality.Semantic.DeepEqual(job.Status, p.status) {
 		old := job.DeepCopy()
@@ -85,7 +85,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		recordTransitions(o, old, &job)
 	}
 	o.Record(p.events)
-	errs = append(errs, o.Delete(ctx, podDeletions(p.deletePods)), o.Delete(ctx, serviceDeletions(job.Namespace, p.deleteServices)))
+	errs = append(errs,
+		owned.Delete(ctx, o, p.deletePods, podDeletion),
+		owned.Delete(ctx, o, p.deleteServices, serviceDeletion(job.Namespace)))
 	if p.deleteJob {
 		ctrl.LoggerFrom(ctx).Info("deleting the job: ttlSecondsAfterFinished has passed")
 		if err := r.Delete(ctx, &job, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
@@ -95,51 +97,40 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: p.requeueAfter}, errors.Join(errs...)
 }
 
-// podCreations are the missing replicas' pods.
-func podCreations(job *v1beta1.MxJob, replicas []replica) []owned.Creation {
-	out := make([]owned.Creation, 0, len(replicas))
-	for _, rep := range replicas {
-		pod := buildReplicaPod(job, rep)
-		out = append(out, owned.Creation{Object: pod,
-			Created: fmt.Sprintf("created pod %s", pod.Name), Creating: fmt.Sprintf("creating pod %s", pod.Name)})
+// podCreation makes a replica's pod.
+func podCreation(job *v1beta1.MxJob) func(replica) owned.Creation {
+	return func(r replica) owned.Creation {
+		pod := buildReplicaPod(job, r)
+		return owned.Creation{Object: pod, Created: "created pod " + pod.Name, Creating: "creating pod " + pod.Name}
 	}
-	return out
 }
 
-// serviceCreations are the missing replicas' Services.
-func serviceCreations(job *v1beta1.MxJob, replicas []replica) []owned.Creation {
-	out := make([]owned.Creation, 0, len(replicas))
-	for _, rep := range replicas {
-		svc := buildReplicaService(job, rep)
-		out = append(out, owned.Creation{Object: svc, Creating: fmt.Sprintf("creating Service %s", svc.Name)})
+// serviceCreation makes a replica's Service.
+func serviceCreation(job *v1beta1.MxJob) func(replica) owned.Creation {
+	return func(r replica) owned.Creation {
+		svc := buildReplicaService(job, r)
+		return owned.Creation{Object: svc, Creating: "creating Service " + svc.Name}
 	}
-	return out
 }
 
-// podDeletions delete pods only if they are still the pods the plan saw. A pod that has
-// terminated has nothing left to stop: it goes at once, so that its replacement (same name) can
-// be created on the next reconcile.
-func podDeletions(pods []*corev1.Pod) []owned.Deletion {
-	out := make([]owned.Deletion, 0, len(pods))
-	for _, pod := range pods {
-		opts := []client.DeleteOption{client.Preconditions{UID: &pod.UID}}
-		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
-			opts = append(opts, client.GracePeriodSeconds(0))
-		}
-		out = append(out, owned.Deletion{Object: pod, Options: opts, Deleting: fmt.Sprintf("deleting pod %s", pod.Name)})
+// podDeletion deletes a pod only if it is still the pod the plan saw. A pod that has terminated
+// has nothing left to stop: it goes at once, so that its replacement (same name) can be created
+// on the next reconcile.
+func podDeletion(pod *corev1.Pod) owned.Deletion {
+	opts := []client.DeleteOption{client.Preconditions{UID: &pod.UID}}
+	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		opts = append(opts, client.GracePeriodSeconds(0))
 	}
-	return out
+	return owned.Deletion{Object: pod, Options: opts, Deleting: "deleting pod " + pod.Name}
 }
 
-// serviceDeletions are the Services of the given names.
-func serviceDeletions(namespace string, names []string) []owned.Deletion {
-	out := make([]owned.Deletion, 0, len(names))
-	for _, name := range names {
+// serviceDeletion deletes a Service by name.
+func serviceDeletion(namespace string) func(string) owned.Deletion {
+	return func(name string) owned.Deletion {
 		svc := &corev1.Service{}
 		svc.Name, svc.Namespace = name, namespace
-		out = append(out, owned.Deletion{Object: svc})
+		return owned.Deletion{Object: svc}
 	}
-	return out
 }
 
 // recordTransitions emits one event per condition that changed.

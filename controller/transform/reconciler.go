@@ -92,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	p := computePlan(&t, nodes.Items, pods, reports, r.Clock.Now())
 
-	errs := []error{o.Create(ctx, creations(&t, p.createOn))}
+	errs := []error{owned.Create(ctx, o, p.createOn, podCreation(&t))}
 	if !equality.Semantic.DeepEqual(t.Status, p.status) {
 		oldStage := t.Status.Stage
 		t.Status = p.status
@@ -104,28 +104,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	o.Record(p.events)
-	errs = append(errs, o.Delete(ctx, deletions(p.deletePods)))
+	errs = append(errs, owned.Delete(ctx, o, p.deletePods, podDeletion))
 	return reconcile.Result{RequeueAfter: p.requeueAfter}, errors.Join(errs...)
 }
 
-// creations are the transformer pods to create on nodes.
-func creations(t *v1alpha1.Transform, nodes []string) []owned.Creation {
-	out := make([]owned.Creation, 0, len(nodes))
-	for _, node := range nodes {
+// podCreation makes the transformer pod of a node.
+func podCreation(t *v1alpha1.Transform) func(node string) owned.Creation {
+	return func(node string) owned.Creation {
 		pod := buildPod(t, node)
-		out = append(out, owned.Creation{Object: pod,
+		return owned.Creation{Object: pod,
 			Created:  fmt.Sprintf("created transformer pod %s on node %s", pod.Name, node),
-			Creating: fmt.Sprintf("creating transformer pod on node %s", node)})
+			Creating: "creating transformer pod on node " + node}
 	}
-	return out
 }
 
-// deletions delete pods only if they are still the pods the plan saw: a pod of the same name
+// podDeletion deletes a pod only if it is still the pod the plan saw: a pod of the same name
 // created since is left alone.
-func deletions(pods []*corev1.Pod) []owned.Deletion {
-	out := make([]owned.Deletion, 0, len(pods))
-	for _, pod := range pods {
-		out = append(out, owned.Deletion{Object: pod, Options: []client.DeleteOption{client.Preconditions{UID: &pod.UID}}})
-	}
-	return out
+func podDeletion(pod *corev1.Pod) owned.Deletion {
+	return owned.Deletion{Object: pod, Options: []client.DeleteOption{client.Preconditions{UID: &pod.UID}}}
 }

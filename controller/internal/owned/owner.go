@@ -78,11 +78,13 @@ func controlledBy[T any, PT interface {
 	return out
 }
 
-// Create makes the objects in slow-start batches, recording SuccessfulCreate<Kind> and
-// FailedCreate<Kind> events. Names are deterministic, so AlreadyExists means a create raced a
-// stale cache, not a duplicate: it is no error.
-func (o Owner) Create(ctx context.Context, objs []Creation) error {
-	_, err := slowstart.Do(objs, func(c Creation) error {
+// Create makes the object of each item in slow-start batches, recording SuccessfulCreate<Kind>
+// and FailedCreate<Kind> events; objects of items after a failing batch are not even built.
+// Names are deterministic, so AlreadyExists means a create raced a stale cache, not a duplicate:
+// it is no error.
+func Create[T any](ctx context.Context, o Owner, items []T, creation func(T) Creation) error {
+	_, err := slowstart.Do(items, func(item T) error {
+		c := creation(item)
 		err := o.Client.Create(ctx, c.Object)
 		switch {
 		case err == nil:
@@ -101,11 +103,12 @@ func (o Owner) Create(ctx context.Context, objs []Creation) error {
 	return err
 }
 
-// Delete removes the objects in slow-start batches, recording a FailedDelete<Kind> event on
-// failure. NotFound means the object is already gone, and Conflict that a UID precondition found
-// a newer object of the same name: neither is an error.
-func (o Owner) Delete(ctx context.Context, objs []Deletion) error {
-	_, err := slowstart.Do(objs, func(d Deletion) error {
+// Delete removes the object of each item in slow-start batches, recording a FailedDelete<Kind>
+// event on failure. NotFound means the object is already gone, and Conflict that a UID
+// precondition found a newer object of the same name: neither is an error.
+func Delete[T any](ctx context.Context, o Owner, items []T, deletion func(T) Deletion) error {
+	_, err := slowstart.Do(items, func(item T) error {
+		d := deletion(item)
 		err := o.Client.Delete(ctx, d.Object, d.Options...)
 		switch {
 		case err == nil:

@@ -33,17 +33,17 @@ func pod(name string, controller types.UID) *corev1.Pod {
 	return p
 }
 
-func drain(rec *events.FakeRecorder) []string {
+// recorded closes rec, once every call that records is done, and returns what it recorded.
+func recorded(rec *events.FakeRecorder) []string {
+	close(rec.Events)
 	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
+	for e := range rec.Events {
+		out = append(out, e)
 	}
+	return out
 }
+
+func same[T any](v T) T { return v }
 
 func TestPodsKeepsOnlyThoseTheOwnerControls(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(scheme.New()).
@@ -76,18 +76,18 @@ func TestCreateRecordsEventsAndLogs(t *testing.T) {
 	o := Owner{Client: cl, Recorder: rec, Object: owner()}
 
 	// One per batch, so that the order of events is fixed: slow start runs the first alone.
-	err := o.Create(ctx, []Creation{{Object: pod("new", "owner-uid"), Created: "created pod new", Creating: "creating pod new"}})
+	err := Create(ctx, o, []Creation{{Object: pod("new", "owner-uid"), Created: "created pod new", Creating: "creating pod new"}}, same)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Create(ctx, []Creation{{Object: pod("exists", "owner-uid"), Created: "created pod exists"}}); err != nil {
+	if err := Create(ctx, o, []Creation{{Object: pod("exists", "owner-uid"), Created: "created pod exists"}}, same); err != nil {
 		t.Errorf("AlreadyExists: %v, want no error", err)
 	}
-	if err := o.Create(ctx, []Creation{{Object: pod("refused", "owner-uid"), Creating: "creating pod refused"}}); !errors.Is(err, quota) {
+	if err := Create(ctx, o, []Creation{{Object: pod("refused", "owner-uid"), Creating: "creating pod refused"}}, same); !errors.Is(err, quota) {
 		t.Errorf("refused create: %v, want %v", err, quota)
 	}
 	want := []string{"Normal SuccessfulCreatePod created pod new", "Warning FailedCreatePod creating pod refused: quota exceeded"}
-	if diff := cmp.Diff(want, drain(rec)); diff != "" {
+	if diff := cmp.Diff(want, recorded(rec)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	if len(logs) != 1 || !strings.Contains(logs[0], `"level"=2 "msg"="created pod" "pod"={"name"="new" "namespace"="ns"} "configmap"={"name"="j" "namespace"="ns"}`) {
@@ -99,14 +99,14 @@ func TestDeleteTreatsGoneAsDone(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(pod("old", "owner-uid")).Build()
 	rec := events.NewFakeRecorder(10)
 	o := Owner{Client: cl, Recorder: rec, Object: owner()}
-	err := o.Delete(context.Background(), []Deletion{
+	err := Delete(context.Background(), o, []Deletion{
 		{Object: pod("old", "owner-uid"), Deleting: "deleting pod old"},
 		{Object: pod("gone", "owner-uid"), Deleting: "deleting pod gone"},
-	})
+	}, same)
 	if err != nil {
 		t.Errorf("Delete: %v, want nil", err)
 	}
-	if ev := drain(rec); len(ev) != 0 {
+	if ev := recorded(rec); len(ev) != 0 {
 		t.Errorf("events %v; want none", ev)
 	}
 }
