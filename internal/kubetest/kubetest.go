@@ -1,9 +1,10 @@
 // Package kubetest holds what the integration suite (controller/integration, a real
 // kube-apiserver from envtest) and the e2e suite (e2e/suite, a real cluster) share for acting on
 // objects through an API server and waiting on what the controllers make of them: a [Client] that
-// polls with its suite's own interval and timeout, create, get and patch helpers that fail the
-// test, the pods and Services of an MxJob or a Transform, waits for their states, and the check
-// that webhook configurations carry a CA bundle.
+// polls with its suite's own interval and timeout and fails at once on a [Stop]; create, get and
+// patch helpers that fail the test; the pods and Services of an MxJob or a Transform; waits for an
+// object's state ([WaitFor]) and the suspend and stop steps built on them; and the check that
+// webhook configurations carry the CA bundle.
 package kubetest
 
 import (
