@@ -5,6 +5,7 @@ SHELL := /usr/bin/env bash -o pipefail
 
 GO ?= go
 TOOLS := $(GO) tool -modfile=hack/tools/go.mod
+GOLANGCI_LINT := $(GO) tool -modfile=hack/tools/lint/go.mod golangci-lint
 CONTROLLER_GEN := $(TOOLS) controller-gen
 # The manager's markers; the node agent's role is generated on its own (target manifests).
 MARKER_PATHS := paths="{./api/...,./controller/certs/...,./controller/manager/...,./controller/mxjob/...,./controller/transform/...,./webhook/...}"
@@ -15,7 +16,7 @@ FUZZTIME ?= 5s
 GENERATED := api manifests
 # Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
 # and the Kubernetes and CoreDNS builds of the e2e cluster and the integration tests.
-PINNED_MODULES := . hack/tools hack/kubebuild hack/corednsbuild
+PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/corednsbuild
 
 .PHONY: all
 all: generate manifests build lint test
@@ -53,9 +54,10 @@ build: ## static binaries into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
 
 .PHONY: lint
-lint: ## gofmt, go vet, and the manager's dependency boundary
+lint: ## gofmt, go vet, golangci-lint (.golangci.yml) and the manager's dependency boundary
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
 	hack/verify-deps.sh
 
 ##@ Test
@@ -68,12 +70,20 @@ envtest-assets: ## build kube-apiserver (cached) for the integration tests
 test-all: lint test e2e ## everything README promises: lint, unit, integration, fuzz, e2e on a real cluster
 
 .PHONY: test
-test: test-unit fuzz ## unit and integration tests (real kube-apiserver + etcd), then fuzzing
+test: test-unit test-race fuzz ## unit and integration tests (real kube-apiserver + etcd), the data path under -race, then fuzzing
 
 .PHONY: test-unit
 test-unit:
 	assets=$$(hack/envtest-assets.sh); \
 	KUBEBUILDER_ASSETS=$$assets MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
+
+# The packages whose goroutines share connections, buffers and counters: the agent, the SDK, the io
+# shim, the WebSocket and the buffer pool.
+RACE_PACKAGES := ./controller/datapath/... ./sdk/... ./runtimes/ioshim/... ./internal/ws/... ./internal/bufpool/...
+
+.PHONY: test-race
+test-race: ## the data path packages under the race detector
+	CGO_ENABLED=1 $(GO) test -count=1 -race $(RACE_PACKAGES)
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each
