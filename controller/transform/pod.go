@@ -76,17 +76,15 @@ func buildPod(t *v1alpha1.Transform, node string) *corev1.Pod {
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	spec.Tolerations = append(spec.Tolerations, t.Spec.Tolerations...)
 	spec.Affinity = pinTo(node)
-	lbls := podLabels(t, node)
-	annotations := map[string]string{LabelNode: node}
+	// The controller's own labels and annotations are copied last, so they win over the user's:
+	// the controller finds its pods and their nodes by them.
+	lbls, annotations := map[string]string{}, map[string]string{}
 	if t.Spec.PodTemplate != nil {
-		merged := maps.Clone(t.Spec.PodTemplate.Labels)
-		if merged == nil {
-			merged = map[string]string{}
-		}
-		maps.Copy(merged, lbls)
-		lbls = merged
+		maps.Copy(lbls, t.Spec.PodTemplate.Labels)
 		maps.Copy(annotations, t.Spec.PodTemplate.Annotations)
 	}
+	maps.Copy(lbls, podLabels(t, node))
+	annotations[LabelNode] = node
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            podName(t, node),

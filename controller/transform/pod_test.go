@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -86,12 +87,20 @@ func TestBuildPodFromTemplateKeepsItsOwnSettings(t *testing.T) {
 	}
 }
 
-// TestEveryAdmittedRuntimeHasAnImage keeps the webhook's list of code runtimes and the runtime
-// images in step.
-func TestEveryAdmittedRuntimeHasAnImage(t *testing.T) {
-	for _, rt := range v1alpha1.CodeRuntimes {
-		if img, err := wire.CodeRuntimeImage(rt); err != nil || img == "" {
-			t.Errorf("runtime %s is admitted but has no image: %v", rt, err)
-		}
+// The controller finds its pods and their nodes by its own labels and annotations, so a template
+// that sets the same keys must not override them.
+func TestBuildPodControllerMetadataWins(t *testing.T) {
+	tr := builders.Transform("tmpl").PodTemplate("img").Obj()
+	tr.Spec.PodTemplate.Labels = map[string]string{LabelName: "other", LabelNode: "node-9", "team": "data"}
+	tr.Spec.PodTemplate.Annotations = map[string]string{LabelNode: "node-9", "note": "kept"}
+	tr = defaulted(builders.Transform("tmpl").Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
+	pod := buildPod(tr, "node-2")
+	wantLabels := map[string]string{"team": "data"}
+	maps.Copy(wantLabels, podLabels(tr, "node-2"))
+	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{LabelNode: "node-2", "note": "kept"}, pod.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
 }
