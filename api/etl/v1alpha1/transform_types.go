@@ -235,10 +235,6 @@ type TransformList struct {
 	Items           []Transform `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&Transform{}, &TransformList{})
-}
-
 // NodeHashLength is the length of the node hash in a transformer pod's name, <name>-<node hash>.
 const NodeHashLength = 8
 

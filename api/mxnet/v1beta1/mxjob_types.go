@@ -237,7 +237,3 @@ type MxJobList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []MxJob `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&MxJob{}, &MxJobList{})
-}
