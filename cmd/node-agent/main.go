@@ -67,7 +67,15 @@ func run(listen string, opts agent.Options) error {
 	if _, err := transforms.GetInformer(ctx, &etlv1alpha1.Transform{}); err != nil {
 		return fmt.Errorf("transform informer: %w", err)
 	}
-	go transforms.Start(ctx)
+	go func() {
+		// Start blocks until ctx ends. Should it fail instead, the agent cannot
+		// resolve a Transform: stop it, so that it exits and is restarted
+		// rather than waiting for a sync that will not come.
+		if err := transforms.Start(ctx); err != nil {
+			slog.Error("transform cache failed", "error", err)
+			stop()
+		}
+	}()
 	if !transforms.WaitForCacheSync(ctx) {
 		return errors.New("transform cache did not sync")
 	}

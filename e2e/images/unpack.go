@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 
@@ -91,7 +92,9 @@ func unpackEntry(root *os.Root, h *tar.Header, body io.Reader) error {
 		}
 		return root.Chmod(name, mode)
 	case tar.TypeReg:
-		root.Remove(name)
+		if err := removeExisting(root, name); err != nil {
+			return err
+		}
 		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
@@ -99,11 +102,24 @@ func unpackEntry(root *os.Root, h *tar.Header, body io.Reader) error {
 		_, err = io.Copy(f, body)
 		return errors.Join(err, f.Chmod(mode), f.Close())
 	case tar.TypeSymlink:
-		root.Remove(name)
+		if err := removeExisting(root, name); err != nil {
+			return err
+		}
 		return root.Symlink(h.Linkname, name)
 	case tar.TypeLink:
-		root.Remove(name)
+		if err := removeExisting(root, name); err != nil {
+			return err
+		}
 		return root.Link(path.Clean(h.Linkname), name)
+	}
+	return nil
+}
+
+// removeExisting removes what an earlier layer put at name, so that this layer's entry replaces it;
+// nothing there is the usual case.
+func removeExisting(root *os.Root, name string) error {
+	if err := root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	return nil
 }

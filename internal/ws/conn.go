@@ -193,7 +193,10 @@ func (c *Conn) handleControl(h header) error {
 		if ce.Code == StatusNoStatusRcvd {
 			echo = nil
 		}
-		c.writeControl(opClose, echo)
+		// Best effort: the peer is closing anyway, and the read reports ce
+		// whether or not the echo goes out (a failed write is kept as the
+		// write side's error).
+		_ = c.writeControl(opClose, echo)
 	}
 	return ce
 }

@@ -190,7 +190,7 @@ func (c *Conn) flushBuffered() {
 	c.sendMu.Unlock()
 	c.mu.Lock()
 	c.spare = out[:0]
-	c.writeFailed(err)
+	_ = c.writeFailed(err) // the flusher has no caller: the next write reports err
 	c.mu.Unlock()
 }
 
@@ -232,7 +232,7 @@ func (c *Conn) CloseNow() error {
 		go func() {
 			c.sock.stop()
 			c.nc.SetReadDeadline(time.Now().Add(closeGrace))
-			io.Copy(io.Discard, c.nc)
+			_, _ = io.Copy(io.Discard, c.nc) // drains to the peer's close or the deadline; either ends it
 			c.nc.Close()
 		}()
 	})

@@ -36,9 +36,9 @@ func Serve(t *testing.T, cmd *exec.Cmd) string {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		proc.KillGroup(cmd.Process)
-		<-exited
+		werr := <-exited // killed, as a rule; otherwise it tells why the transformer ended early
 		if t.Failed() {
-			t.Logf("%s output:\n%s", cmd.Path, out.String())
+			t.Logf("%s (%v) output:\n%s", cmd.Path, werr, out.String())
 		}
 	})
 	url := "http://127.0.0.1:" + port

@@ -40,5 +40,5 @@ func writeError(w http.ResponseWriter, err error) {
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(statusOf(err))
-	io.WriteString(w, err.Error())
+	_, _ = io.WriteString(w, err.Error()) // a client that went away has nothing to be told
 }

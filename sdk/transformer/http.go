@@ -37,7 +37,7 @@ func (h *Handler) serveObject(w http.ResponseWriter, r *http.Request, req reques
 		// duplex, net/http would instead close it after the answer without
 		// saying so, and the client could send its next request on a dead
 		// connection. Usually the body is at its end and this returns at once.
-		io.Copy(io.Discard, r.Body)
+		_, _ = io.Copy(io.Discard, r.Body) // best effort: a body that fails cannot be reused anyway
 	}
 }
 

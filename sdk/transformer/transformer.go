@@ -74,7 +74,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch req.kind {
 	case kindHealth:
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, wire.HealthOK)
+		_, _ = io.WriteString(w, wire.HealthOK) // a client that went away has nothing to be told
 	case kindWS:
 		h.serveWS(w, r)
 	default:

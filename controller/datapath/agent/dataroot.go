@@ -86,7 +86,9 @@ func (d *dataRoot) create(name, tmp string, r io.Reader, buf []byte) error {
 		dstErr = d.root.Rename(tmp, name)
 	}
 	if srcErr != nil || dstErr != nil {
-		d.root.Remove(tmp)
+		// Best effort: the failure below is what the caller is told, and a
+		// tmp left behind never shows as the object.
+		_ = d.root.Remove(tmp)
 	}
 	if srcErr != nil {
 		return srcErr

@@ -76,5 +76,6 @@ func writeError(w http.ResponseWriter, code int, e Error) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
+	// The status is sent; a client that went away has nothing to be told.
+	_ = json.NewEncoder(w).Encode(v)
 }

@@ -64,7 +64,9 @@ func (sv *server) handlePush(ctx context.Context, c *Conn) {
 	}
 	if reason := sv.agg.checkPush(m); reason != "" {
 		sv.log.Printf(LogRejected, m.Node, reason)
-		c.Send(Message{Type: MsgReject, Reason: reason})
+		// Best effort: the rejection is logged, and the connection is closed on
+		// return whether or not the worker hears why.
+		_ = c.Send(Message{Type: MsgReject, Reason: reason})
 		return
 	}
 	sv.log.Printf(LogPushFrom, m.Node, c.RemoteAddr(), m.Values)

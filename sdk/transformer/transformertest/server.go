@@ -3,6 +3,7 @@ package transformertest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -80,7 +81,7 @@ func NewServer(t testing.TB, fn transformer.Func, opts ...transformer.Option) *S
 		}
 		s.wsMu.Unlock()
 		// Ends the ws sessions, which httptest does not track.
-		h.Shutdown(context.Background())
+		_ = h.Shutdown(context.Background()) // fails only when its ctx ends, which Background never does
 		ts.Close()
 		s.src.Close()
 	})
@@ -192,7 +193,7 @@ func (s *Server) doWS(ctx context.Context, ctrl wire.Control, in io.Reader, out 
 		s.ws = c
 	}
 	err := s.ws.Do(ctx, ctrl, in, out)
-	if _, failed := err.(*RemoteError); err != nil && !failed {
+	if _, failed := errors.AsType[*RemoteError](err); err != nil && !failed {
 		s.ws.conn.CloseNow()
 		s.ws = nil
 	}
