@@ -99,7 +99,7 @@ func CheckObject(object string) error {
 	}
 	for seg := range strings.SplitSeq(object, "/") {
 		if seg == ".." {
-			return fmt.Errorf("object %q contains ..", object)
+			return fmt.Errorf("object %q contains .. as a path element", object)
 		}
 	}
 	return nil

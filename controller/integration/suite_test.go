@@ -127,7 +127,7 @@ func startManager(ctx context.Context, env *envtest.Environment) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		resp, err := http.Get(readyzURL)
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // not listening yet: the poll tries again until its timeout
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil

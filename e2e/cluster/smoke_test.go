@@ -244,8 +244,11 @@ func (s *smoke) expectClusterIPFromHost() {
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
 		var id identity
-		if err := json.Unmarshal(body, &id); err != nil || id.Node == "" {
-			return fmt.Errorf("answer %q (%v)", body, err)
+		if err := json.Unmarshal(body, &id); err != nil {
+			return fmt.Errorf("answer %q: %w", body, err)
+		}
+		if id.Node == "" {
+			return fmt.Errorf("answer %q names no node", body)
 		}
 		return nil
 	})

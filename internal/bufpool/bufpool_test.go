@@ -45,10 +45,10 @@ func TestCopyStream(t *testing.T) {
 	if s, d := Copy(&out, iotest.HalfReader(strings.NewReader("hello world")), make([]byte, 3)); s != nil || d != nil || out.String() != "hello world" {
 		t.Errorf("copy = %v, %v, %q", s, d, out.String())
 	}
-	if s, d := Copy(io.Discard, io.MultiReader(strings.NewReader("x"), iotest.ErrReader(errSrc)), make([]byte, 3)); s != errSrc || d != nil {
+	if s, d := Copy(io.Discard, io.MultiReader(strings.NewReader("x"), iotest.ErrReader(errSrc)), make([]byte, 3)); !errors.Is(s, errSrc) || d != nil {
 		t.Errorf("failing source: %v, %v", s, d)
 	}
-	if s, d := Copy(failingWriter{errDst}, strings.NewReader("x"), make([]byte, 3)); s != nil || d != errDst {
+	if s, d := Copy(failingWriter{errDst}, strings.NewReader("x"), make([]byte, 3)); s != nil || !errors.Is(d, errDst) {
 		t.Errorf("failing destination: %v, %v", s, d)
 	}
 }

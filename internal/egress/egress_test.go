@@ -88,7 +88,10 @@ func TestClientChecksTheDialledAddress(t *testing.T) {
 	if err := p.CheckURL("http://localhost" + port); err != nil {
 		t.Fatalf("the name is allowed: %v", err)
 	}
-	_, err := p.Client(5 * time.Second).Get("http://localhost" + port + "/x")
+	resp, err := p.Client(5 * time.Second).Get("http://localhost" + port + "/x")
+	if err == nil {
+		resp.Body.Close()
+	}
 	if !errors.Is(err, ErrRefused) || hits != 0 {
 		t.Errorf("GET = %v with %d hits; want refused before reaching the server", err, hits)
 	}
@@ -100,7 +103,10 @@ func TestClientFollowsNoRedirect(t *testing.T) {
 	outer := httptest.NewServer(http.RedirectHandler(inner.URL, http.StatusFound))
 	defer outer.Close()
 	p := mustParse(t, "127.0.0.1", "", "127.0.0.0/8") // loopback allowed only to reach the test servers
-	_, err := p.Client(5 * time.Second).Get(outer.URL)
+	resp, err := p.Client(5 * time.Second).Get(outer.URL)
+	if err == nil {
+		resp.Body.Close()
+	}
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "redirect") {
 		t.Errorf("GET of a redirect = %v; want refused", err)
 	}

@@ -38,7 +38,7 @@ func (c Client) Eventually(t testing.TB, what string, cond func(ctx context.Cont
 		}
 		if err != nil {
 			last = err
-			return false, nil
+			return false, nil //nolint:nilerr // retried until c.Timeout, which then reports last
 		}
 		return ok, nil
 	})

@@ -258,6 +258,7 @@ func rawClient(t *testing.T, url string, early []byte) (net.Conn, *bufio.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	resp.Body.Close() // a 101 has no body (http.NoBody): the frames that follow stay in br
 	if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Sec-WebSocket-Accept") != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
 		t.Fatalf("handshake answer %d %v", resp.StatusCode, resp.Header)
 	}
@@ -272,7 +273,7 @@ func TestProtocolErrorClosesWith1002(t *testing.T) {
 	})
 	nc, br := rawClient(t, url, nil)
 	nc.Write([]byte{0x82, 0x01, 'x'}) // an unmasked client frame
-	if _, ok := (<-got).(*ProtocolError); !ok {
+	if _, ok := errors.AsType[*ProtocolError](<-got); !ok {
 		t.Errorf("NextReader on an unmasked client frame did not return a *ProtocolError")
 	}
 	h, err := readHeader(br, false)
@@ -427,8 +428,10 @@ func TestMessagesWrittenDuringASendLeaveTogether(t *testing.T) {
 	c.mu.Lock()
 	for len(c.wbuf) > 0 || c.spare == nil {
 		c.mu.Unlock()
-		c.sendMu.Lock() // waits for a send under way
-		c.sendMu.Unlock()
+		// Empty on purpose: taking sendMu waits for a send under way.
+		c.sendMu.Lock()
+		c.sendMu.Unlock() //nolint:staticcheck // SA2001: the empty critical section is the barrier
+
 		c.mu.Lock()
 	}
 	c.mu.Unlock()

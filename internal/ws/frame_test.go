@@ -3,6 +3,7 @@ package ws
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"testing"
 )
@@ -42,7 +43,7 @@ func TestReadHeaderRefuses(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := readHeader(bufio.NewReader(bytes.NewReader(tc.frame)), tc.wantMasked)
-			if _, ok := err.(*ProtocolError); !ok {
+			if _, ok := errors.AsType[*ProtocolError](err); !ok {
 				t.Fatalf("readHeader = %v, want a *ProtocolError", err)
 			}
 		})

@@ -247,7 +247,7 @@ func (res *result) Close() error {
 // dir and returns it.
 func installDependencies(ctx context.Context, python, dir, requirements string, stderr io.Writer) (string, error) {
 	if out, err := exec.CommandContext(ctx, python, "-m", "pip", "--version").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s is set, but pip is not available to %s (%v): %s",
+		return "", fmt.Errorf("%s is set, but pip is not available to %s (%w): %s",
 			EnvDependencies, python, err, bytes.TrimSpace(out))
 	}
 	file := filepath.Join(dir, "requirements.txt")
@@ -264,7 +264,7 @@ func installDependencies(ctx context.Context, python, dir, requirements string, 
 		cmd.Stderr = cmd.Stdout
 	}
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s: pip install failed (%v):\n%s", EnvDependencies, err, tail)
+		return "", fmt.Errorf("%s: pip install failed (%w):\n%s", EnvDependencies, err, tail)
 	}
 	return site, nil
 }

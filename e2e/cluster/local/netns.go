@@ -2,7 +2,9 @@ package local
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,8 +155,13 @@ func removeNetns(name string) error {
 // netns directory onto itself (to make it shared). Once no namespace is left in it, it goes.
 func unmountEmptyNetnsDir() error {
 	entries, err := os.ReadDir(netnsDir)
-	if err != nil || len(entries) > 0 {
-		return nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // no namespace was ever added, or the directory is already gone
+	case err != nil:
+		return err
+	case len(entries) > 0:
+		return nil // still in use
 	}
 	mounts, err := readMounts()
 	if err != nil {

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -33,7 +34,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf(usage)
+		return errors.New(usage)
 	}
 	p, err := cluster.Select()
 	if err != nil {
@@ -66,7 +67,7 @@ func run(ctx context.Context, args []string) error {
 		fmt.Println(p.Kubeconfig())
 		return nil
 	}
-	return fmt.Errorf(usage)
+	return errors.New(usage)
 }
 
 // tarballsToLoad is the arguments, or every tarball `go run ./e2e/cmd/images` wrote.

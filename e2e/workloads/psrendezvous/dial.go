@@ -39,7 +39,7 @@ func dialRetry(ctx context.Context, dial DialFunc, addr string, logger *log.Logg
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("dialing %s: %w (last error: %v)", addr, context.Cause(ctx), err)
+			return nil, fmt.Errorf("dialing %s: %w (last error: %w)", addr, context.Cause(ctx), err)
 		case <-t.C:
 		}
 		backoff = min(2*backoff, maxBackoff)

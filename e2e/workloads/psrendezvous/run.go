@@ -45,7 +45,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 			return fmt.Errorf("%s: interrupted while sleeping: %w", node, context.Cause(ctx))
 		}
 	}
-	logger.Printf(LogFinished)
+	logger.Print(LogFinished)
 	return nil
 }
 

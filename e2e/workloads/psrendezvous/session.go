@@ -146,11 +146,11 @@ func (s *session) finish(ctx context.Context) error {
 	if err := s.conn.Send(Message{Type: MsgDone, Node: s.node}); err != nil {
 		return s.lostError("reporting done", err)
 	}
-	s.log.Printf(LogReportedDone)
+	s.log.Print(LogReportedDone)
 	if _, err := s.await(ctx, MsgFinish, phaseCompletion); err != nil {
 		return err
 	}
-	s.log.Printf(LogFinishFrom)
+	s.log.Print(LogFinishFrom)
 	return nil
 }
 
