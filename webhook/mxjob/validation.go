@@ -116,6 +116,9 @@ func validateReplicaSpec(p *field.Path, rs *v1beta1.ReplicaSpec, typ v1beta1.Rep
 	switch {
 	case replicas < 1:
 		errs = append(errs, field.Invalid(p.Child("replicas"), replicas, "must be at least 1"))
+	case replicas > v1beta1.MaxReplicas:
+		errs = append(errs, field.Invalid(p.Child("replicas"), replicas, fmt.Sprintf(
+			"must be at most %d, mlkube's limit for one replica spec; split the work over several jobs", v1beta1.MaxReplicas)))
 	case typ == v1beta1.ReplicaTypeScheduler && replicas != 1:
 		errs = append(errs, field.Invalid(p.Child("replicas"), replicas, "a job has exactly one SCHEDULER; set replicas to 1"))
 	}
@@ -141,8 +144,11 @@ func validateRunPolicy(rp *v1beta1.RunPolicy) field.ErrorList {
 		errs = append(errs, fieldcheck.OneOf(runPath.Child("cleanPodPolicy"), string(rp.CleanPodPolicy), cleanPolicies)...)
 	}
 	errs = append(errs, fieldcheck.NonNegative(runPath.Child("backoffLimit"), rp.BackoffLimit)...)
+	errs = append(errs, fieldcheck.AtMost(runPath.Child("backoffLimit"), rp.BackoffLimit, v1beta1.MaxBackoffLimit)...)
 	errs = append(errs, fieldcheck.NonNegative(runPath.Child("activeDeadlineSeconds"), rp.ActiveDeadlineSeconds)...)
-	return append(errs, fieldcheck.NonNegative(runPath.Child("ttlSecondsAfterFinished"), rp.TTLSecondsAfterFinished)...)
+	errs = append(errs, fieldcheck.AtMost(runPath.Child("activeDeadlineSeconds"), rp.ActiveDeadlineSeconds, v1beta1.MaxSeconds)...)
+	errs = append(errs, fieldcheck.NonNegative(runPath.Child("ttlSecondsAfterFinished"), rp.TTLSecondsAfterFinished)...)
+	return append(errs, fieldcheck.AtMost(runPath.Child("ttlSecondsAfterFinished"), rp.TTLSecondsAfterFinished, int32(v1beta1.MaxSeconds))...)
 }
 
 // validateImmutable compares the defaulted specs, so an update that only spells out a default is

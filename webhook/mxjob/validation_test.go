@@ -1,6 +1,7 @@
 package mxjob
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -112,6 +113,14 @@ func TestValidateCreate(t *testing.T) {
 			job:  builders.MxJob("train").Dist(-1, 1).Obj(),
 			want: []string{"spec.replicaSpecs[1].replicas: " + invalid},
 		},
+		// rule: replicas of one spec at most MaxReplicas (2^31-1 workers once ran the manager out of memory)
+		"workers at the limit": {
+			job: builders.MxJob("t").Dist(1, v1beta1.MaxReplicas).Obj(),
+		},
+		"workers past the limit": {
+			job:  builders.MxJob("t").Dist(1, math.MaxInt32).Obj(),
+			want: []string{"spec.replicaSpecs[2].replicas: " + invalid},
+		},
 		// rule: every container has an image
 		"container without image": {
 			job: builders.MxJob("train").Local().EditReplica(0, withContainers(
@@ -159,6 +168,22 @@ func TestValidateCreate(t *testing.T) {
 			job: builders.MxJob("train").Local().RunPolicy(func(rp *v1beta1.RunPolicy) {
 				rp.BackoffLimit, rp.ActiveDeadlineSeconds, rp.TTLSecondsAfterFinished = ptr.To[int32](0), ptr.To[int64](0), ptr.To[int32](0)
 			}).Obj(),
+		},
+		// rule: run-policy numbers bounded
+		"run-policy numbers at their limits": {
+			job: builders.MxJob("train").Local().RunPolicy(func(rp *v1beta1.RunPolicy) {
+				rp.BackoffLimit, rp.ActiveDeadlineSeconds, rp.TTLSecondsAfterFinished = ptr.To(v1beta1.MaxBackoffLimit), ptr.To(v1beta1.MaxSeconds), ptr.To(int32(v1beta1.MaxSeconds))
+			}).Obj(),
+		},
+		"run-policy numbers past their limits": {
+			job: builders.MxJob("train").Local().RunPolicy(func(rp *v1beta1.RunPolicy) {
+				rp.BackoffLimit, rp.ActiveDeadlineSeconds, rp.TTLSecondsAfterFinished = ptr.To(v1beta1.MaxBackoffLimit+1), ptr.To(v1beta1.MaxSeconds+1), ptr.To(int32(v1beta1.MaxSeconds+1))
+			}).Obj(),
+			want: []string{
+				"spec.runPolicy.backoffLimit: " + invalid,
+				"spec.runPolicy.activeDeadlineSeconds: " + invalid,
+				"spec.runPolicy.ttlSecondsAfterFinished: " + invalid,
+			},
 		},
 		"negative run-policy numbers": {
 			job: builders.MxJob("train").Local().RunPolicy(func(rp *v1beta1.RunPolicy) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -53,8 +54,8 @@ func validateSpec(spec *v1alpha1.TransformSpec) field.ErrorList {
 	if spec.FailurePolicy != "" {
 		errs = append(errs, fieldcheck.OneOf(specPath.Child("failurePolicy"), string(spec.FailurePolicy), failurePolicy)...)
 	}
-	errs = append(errs, positive(specPath.Child("initTimeout"), spec.InitTimeout)...)
-	errs = append(errs, positive(specPath.Child("objectTimeout"), spec.ObjectTimeout)...)
+	errs = append(errs, timeout(specPath.Child("initTimeout"), spec.InitTimeout, v1alpha1.MaxInitTimeout)...)
+	errs = append(errs, timeout(specPath.Child("objectTimeout"), spec.ObjectTimeout, v1alpha1.MaxObjectTimeout)...)
 	errs = append(errs, fieldcheck.Env(specPath.Child("env"), spec.Env)...)
 	errs = append(errs, fieldcheck.NodeSelector(specPath.Child("nodeSelector"), spec.NodeSelector)...)
 	errs = append(errs, fieldcheck.Tolerations(specPath.Child("tolerations"), spec.Tolerations)...)
@@ -146,9 +147,15 @@ func validateIOCommand(spec *v1alpha1.TransformSpec) field.ErrorList {
 	return nil
 }
 
-func positive(p *field.Path, d *metav1.Duration) field.ErrorList {
-	if d != nil && d.Duration <= 0 {
+// timeout checks an optional timeout: positive and at most max.
+func timeout(p *field.Path, d *metav1.Duration, max time.Duration) field.ErrorList {
+	switch {
+	case d == nil:
+		return nil
+	case d.Duration <= 0:
 		return field.ErrorList{field.Invalid(p, d.Duration.String(), "must be a positive duration, e.g. 30s")}
+	case d.Duration > max:
+		return field.ErrorList{field.Invalid(p, d.Duration.String(), fmt.Sprintf("must be at most %s, mlkube's limit for this timeout", max))}
 	}
 	return nil
 }

@@ -123,6 +123,15 @@ func TestValidateCreate(t *testing.T) {
 		"explicit timeouts": {t: spec(func(s *v1alpha1.TransformSpec) {
 			s.InitTimeout, s.ObjectTimeout = &metav1.Duration{Duration: time.Minute}, &metav1.Duration{Duration: time.Second}
 		})},
+		"timeouts at their limits": {t: spec(func(s *v1alpha1.TransformSpec) {
+			s.InitTimeout, s.ObjectTimeout = &metav1.Duration{Duration: v1alpha1.MaxInitTimeout}, &metav1.Duration{Duration: v1alpha1.MaxObjectTimeout}
+		})},
+		"timeouts past their limits": {
+			t: spec(func(s *v1alpha1.TransformSpec) {
+				s.InitTimeout, s.ObjectTimeout = &metav1.Duration{Duration: v1alpha1.MaxInitTimeout + time.Second}, &metav1.Duration{Duration: 24 * time.Hour}
+			}),
+			want: []string{"spec.initTimeout: " + invalid, "spec.objectTimeout: " + invalid},
+		},
 		"zero and negative timeouts": {
 			t: spec(func(s *v1alpha1.TransformSpec) {
 				s.InitTimeout, s.ObjectTimeout = &metav1.Duration{}, &metav1.Duration{Duration: -time.Second}

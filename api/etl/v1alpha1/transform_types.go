@@ -55,6 +55,10 @@ const (
 	DefaultCommunication = CommHPush
 	DefaultInitTimeout   = 45 * time.Second
 	DefaultObjectTimeout = 10 * time.Second
+	// MaxInitTimeout and MaxObjectTimeout bound the timeouts, so that a stuck transformer pod or
+	// object is given up on within a bounded time.
+	MaxInitTimeout       = 30 * time.Minute
+	MaxObjectTimeout     = time.Hour
 	DefaultPort          = int32(8000)
 	DefaultPortName      = "default"
 	DefaultHealthPath    = "/health"

@@ -73,6 +73,18 @@ const (
 	DefaultCleanPodPolicy       = CleanPodPolicyRunning
 )
 
+// Upper bounds the admission webhook and the CRD enforce, so that no single MxJob can make the
+// manager materialise an unbounded number of pods or keep retrying or running forever. The CRD's
+// +kubebuilder:validation:Maximum markers repeat these numbers; a test keeps them equal.
+const (
+	// MaxReplicas bounds the replicas of one replica spec.
+	MaxReplicas int32 = 1000
+	// MaxBackoffLimit bounds runPolicy.backoffLimit.
+	MaxBackoffLimit int32 = 1000
+	// MaxSeconds bounds runPolicy.activeDeadlineSeconds and ttlSecondsAfterFinished: one year.
+	MaxSeconds int64 = 365 * 24 * 3600
+)
+
 // ReplicaSpec describes one type of replica.
 type ReplicaSpec struct {
 	// MxReplicaType is SCHEDULER, SERVER or WORKER. Defaults to WORKER.
@@ -80,6 +92,7 @@ type ReplicaSpec struct {
 	MxReplicaType ReplicaType `json:"mxReplicaType,omitempty"`
 
 	// Replicas is the number of pods of this type. Defaults to 1.
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
@@ -104,14 +117,17 @@ type RunPolicy struct {
 	CleanPodPolicy CleanPodPolicy `json:"cleanPodPolicy,omitempty"`
 
 	// BackoffLimit is the number of pod restarts allowed before the job fails; unset means no limit.
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 
 	// ActiveDeadlineSeconds fails the job once it has run longer than this.
+	// +kubebuilder:validation:Maximum=31536000
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// TTLSecondsAfterFinished deletes the job this long after it finished.
+	// +kubebuilder:validation:Maximum=31536000
 	// +optional
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 

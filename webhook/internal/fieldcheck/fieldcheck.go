@@ -150,3 +150,11 @@ func NonNegative[T ~int32 | ~int64](path *field.Path, v *T) field.ErrorList {
 	}
 	return nil
 }
+
+// AtMost checks an optional count or duration in seconds against mlkube's upper bound for it.
+func AtMost[T ~int32 | ~int64](path *field.Path, v *T, max T) field.ErrorList {
+	if v != nil && *v > max {
+		return field.ErrorList{field.Invalid(path, *v, fmt.Sprintf("must be at most %d, mlkube's limit for this field", max))}
+	}
+	return nil
+}
