@@ -2,12 +2,14 @@ package suite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
@@ -90,6 +92,18 @@ func proxyResult(res rest.Result) (int, string) {
 	var code int
 	res.StatusCode(&code)
 	raw, err := res.Raw()
+	var status apierrors.APIStatus
+	if code == 0 && errors.As(err, &status) {
+		// client-go drops the status and body of an error answer whose content type it cannot
+		// decode (the pod's plain-text and JSON error bodies); the StatusError it returns keeps
+		// the code, and the body as its cause.
+		st := status.Status()
+		msg := st.Message
+		if st.Details != nil && len(st.Details.Causes) > 0 {
+			msg = st.Details.Causes[0].Message
+		}
+		return int(st.Code), msg
+	}
 	if err != nil && code == 0 {
 		return 0, err.Error()
 	}
