@@ -84,14 +84,21 @@ func ObjectURL(base, object string, q Query) string {
 	return u
 }
 
+// MaxObjectName bounds an object name in bytes: S3's limit. Names end up in
+// error records, status and logs, which must stay bounded.
+const MaxObjectName = 1024
+
 // CheckObject refuses object names that could leave the directory they are
 // looked up in: empty, absolute, or with any ".." segment (even one that
-// cleans away), and names with NUL bytes, which no file system accepts.
-// Symlinks are for the opener to refuse.
+// cleans away), names with NUL bytes, which no file system accepts, and names
+// longer than MaxObjectName. Symlinks are for the opener to refuse.
 func CheckObject(object string) error {
 	switch {
 	case object == "":
 		return ErrNoObject
+	case len(object) > MaxObjectName:
+		// The name itself is not quoted: the message must stay small.
+		return fmt.Errorf("object name of %d bytes is too long: at most %d bytes are allowed; shorten it", len(object), MaxObjectName)
 	case strings.HasPrefix(object, "/"):
 		return fmt.Errorf("object %q is an absolute path", object)
 	case strings.ContainsRune(object, 0):

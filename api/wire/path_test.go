@@ -2,6 +2,7 @@ package wire
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,19 +95,25 @@ func TestObjectURL(t *testing.T) {
 
 func TestCheckObject(t *testing.T) {
 	for object, ok := range map[string]bool{
-		"a":           true,
-		"a/b/c.jpg":   true,
-		"a/./b":       true,
-		"..a/b..":     true,
-		"":            false,
-		"/etc/passwd": false,
-		"a/../b":      false,
-		"..":          false,
-		"a/..":        false,
-		"a\x00b":      false,
+		"a":                                  true,
+		"a/b/c.jpg":                          true,
+		"a/./b":                              true,
+		"..a/b..":                            true,
+		"":                                   false,
+		"/etc/passwd":                        false,
+		"a/../b":                             false,
+		"..":                                 false,
+		"a/..":                               false,
+		"a\x00b":                             false,
+		strings.Repeat("a", MaxObjectName):   true,
+		strings.Repeat("a", MaxObjectName+1): false,
 	} {
-		if err := CheckObject(object); (err == nil) != ok {
+		err := CheckObject(object)
+		if (err == nil) != ok {
 			t.Errorf("CheckObject(%q) = %v, want ok %v", object, err, ok)
+		}
+		if err != nil && len(err.Error()) > 200 {
+			t.Errorf("CheckObject's error is %d bytes long; it must not echo a long name", len(err.Error()))
 		}
 	}
 }

@@ -16,6 +16,9 @@ const (
 	PathHealth    = "/healthz"
 	// PipelineSeparator separates the Transforms of a pipeline in {name}.
 	PipelineSeparator = ">>"
+	// MaxPipelineStages bounds the Transforms of one pipeline: every stage holds a transformer
+	// connection and a buffer for the whole request.
+	MaxPipelineStages = 8
 )
 
 // transformPath is a parsed /v1/transform/{namespace}/{name}/{object...}.
@@ -66,6 +69,9 @@ func parsePipeline(escapedPath, ns, name string) (transformPath, error) {
 		return transformPath{}, fmt.Errorf("path %q: bad transform name", escapedPath)
 	}
 	p.pipeline = strings.Split(name, PipelineSeparator)
+	if len(p.pipeline) > MaxPipelineStages {
+		return transformPath{}, fmt.Errorf("pipeline of %d stages: at most %d are allowed; split it into several requests", len(p.pipeline), MaxPipelineStages)
+	}
 	for _, n := range p.pipeline {
 		if n == "" {
 			return transformPath{}, fmt.Errorf("pipeline %q has an empty stage", name)

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,11 +46,13 @@ func TestTargetOf(t *testing.T) {
 			}),
 			want: Target{Namespace: "ns", Name: "t", Communication: "hpull", ObjectTimeout: time.Minute, URL: "http://10.0.0.2:8000"},
 		},
-		"stopped":      {transform: running(func(t *etlv1alpha1.Transform) { t.Spec.Stopped = true }), notRunning: true},
-		"aborted":      {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Stage = etlv1alpha1.StageAborted }), notRunning: true},
-		"initializing": {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Stage = "" }), notRunning: true},
-		"not ready":    {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Nodes[1].Ready = false }), notRunning: true},
-		"not on node":  {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Nodes = t.Status.Nodes[:1] }), notRunning: true},
+		"stopped":       {transform: running(func(t *etlv1alpha1.Transform) { t.Spec.Stopped = true }), notRunning: true},
+		"aborted":       {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Stage = etlv1alpha1.StageAborted }), notRunning: true},
+		"initializing":  {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Stage = "" }), notRunning: true},
+		"not ready":     {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Nodes[1].Ready = false }), notRunning: true},
+		"not on node":   {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Nodes = t.Status.Nodes[:1] }), notRunning: true},
+		"unparsable IP": {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Nodes[1].IP = "10.0.0.2:80/%zz" }), notRunning: true},
+		"port too big":  {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Nodes[1].Port = 70000 }), notRunning: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -78,6 +82,9 @@ func TestParseTransformPath(t *testing.T) {
 		"no object":       {path: "/v1/transform/ns/t/", wantErr: true},
 		"no name":         {path: "/v1/transform/ns", wantErr: true},
 		"empty stage":     {path: "/v1/transform/ns/a>>/x", wantErr: true},
+		"eight stages":    {path: "/v1/transform/ns/a" + strings.Repeat(">>a", MaxPipelineStages-1) + "/x", want: transformPath{"ns", slices.Repeat([]string{"a"}, MaxPipelineStages), "x"}},
+		"nine stages":     {path: "/v1/transform/ns/a" + strings.Repeat(">>a", MaxPipelineStages) + "/x", wantErr: true},
+		"long object":     {path: "/v1/transform/ns/t/" + strings.Repeat("o", 1025), wantErr: true},
 		"NUL":             {path: "/v1/transform/ns/t/a%00", wantErr: true},
 	}
 	for name, tc := range cases {
