@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -66,6 +67,12 @@ func TargetOf(t *etlv1alpha1.Transform, node string) (Target, error) {
 	port := ns.Port
 	if port == 0 {
 		port = etlv1alpha1.DefaultPort
+	}
+	// Status is written by the controller but readable and writable by others with access to
+	// the status subresource: an address that does not parse must not reach a URL, where it once
+	// panicked a worker and took the agent down.
+	if _, err := netip.ParseAddr(ns.IP); err != nil || port < 1 || port > 65535 {
+		return Target{}, &NotRunningError{Reason: fmt.Sprintf("transformer %s on node %s has an invalid address %q port %d in status", ns.Pod, node, ns.IP, port)}
 	}
 	return Target{
 		Namespace:     t.Namespace,
