@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -171,9 +172,13 @@ type NodeStatus struct {
 	Counters `json:",inline"`
 }
 
-// ObjectError is one failed object, as AIStore's per-object error list records it.
+// ObjectError is one failed object, as AIStore's per-object error list records it. Object and
+// Message are cut to MaxObjectErrorText bytes by whoever records them (Truncated), so that status
+// with MaxObjectErrors of them stays far below etcd's object size limit.
 type ObjectError struct {
-	Object     string      `json:"object"`
+	// +kubebuilder:validation:MaxLength=1024
+	Object string `json:"object"`
+	// +kubebuilder:validation:MaxLength=1024
 	Message    string      `json:"message"`
 	StatusCode int32       `json:"statusCode,omitempty"`
 	Node       string      `json:"node,omitempty"`
@@ -182,6 +187,29 @@ type ObjectError struct {
 
 // MaxObjectErrors is how many recent per-object errors status keeps.
 const MaxObjectErrors = 128
+
+// MaxObjectErrorText bounds an ObjectError's Object and Message in bytes; the CRD's MaxLength
+// markers repeat it.
+const MaxObjectErrorText = 1024
+
+// Truncated returns e with Object and Message cut to MaxObjectErrorText bytes at a character
+// boundary, marked with a trailing "…" where cut.
+func (e ObjectError) Truncated() ObjectError {
+	e.Object, e.Message = truncate(e.Object, MaxObjectErrorText), truncate(e.Message, MaxObjectErrorText)
+	return e
+}
+
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = "…"
+	cut := max - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
 
 // TransformStatus is the observed state of a Transform.
 type TransformStatus struct {

@@ -19,7 +19,7 @@ type errorRing struct {
 func (r *errorRing) add(e etlv1alpha1.ObjectError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ring[r.next] = e
+	r.ring[r.next] = e.Truncated()
 	r.next = (r.next + 1) % len(r.ring)
 	r.full = r.full || r.next == 0
 }
