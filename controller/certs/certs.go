@@ -23,9 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// The manager may read and update its own certificate Secret and no other: its cache lists and
-// watches that Secret alone (a metadata.name field selector), which RBAC authorizes by resourceNames.
-// +kubebuilder:rbac:groups="",namespace=mlkube-system,resources=secrets,resourceNames=mlkube-webhook-cert,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups="",namespace=mlkube-system,resources=secrets,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=mlkube-mutating-webhook-configuration;mlkube-validating-webhook-configuration,verbs=update
 
