@@ -24,25 +24,49 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/datapath/agent"
 	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/internal/egress"
 )
 
 // defaultPort is the agent's port; the node-agent Service maps port 80 to it.
 const defaultPort = 8080
 
 func main() {
-	opts := agent.DefaultOptions()
-	opts.Node = os.Getenv("NODE_NAME")
-	listen := flag.String("listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
-	flag.StringVar(&opts.DataRoot, "data-root", wire.DataRoot, "the node's data directory; objects are named relative to it")
-	flag.StringVar(&opts.AdvertiseURL, "advertise-url", advertiseURL(os.Getenv("POD_IP"), defaultPort),
-		"base URL transformers reach the agent at, for hpull (default http://$POD_IP:8080)")
-	flag.Int64Var(&opts.MaxObjectSize, "max-object-size", opts.MaxObjectSize, "largest object in bytes; negative is no limit")
-	flag.IntVar(&opts.WSConns, "ws-conns", opts.WSConns, "WebSocket connections kept per ws transformer")
-	flag.Parse()
-	if err := run(*listen, opts); err != nil {
+	listen, opts, err := parseFlags(os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err == nil {
+		err = run(listen, opts)
+	}
+	if err != nil {
 		slog.Error("node agent failed", "error", err)
 		os.Exit(1)
 	}
+}
+
+// parseFlags reads the agent's flags from args and its environment through
+// getenv.
+func parseFlags(args []string, getenv func(string) string) (listen string, opts agent.Options, err error) {
+	opts = agent.DefaultOptions()
+	opts.Node = getenv("NODE_NAME")
+	fs := flag.NewFlagSet("node-agent", flag.ContinueOnError)
+	fs.StringVar(&listen, "listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
+	fs.StringVar(&opts.DataRoot, "data-root", wire.DataRoot, "the node's data directory; objects are named relative to it")
+	fs.StringVar(&opts.AdvertiseURL, "advertise-url", advertiseURL(getenv("POD_IP"), defaultPort),
+		"base URL transformers reach the agent at, for hpull (default http://$POD_IP:8080)")
+	fs.Int64Var(&opts.MaxObjectSize, "max-object-size", opts.MaxObjectSize, "largest object in bytes; negative is no limit")
+	fs.IntVar(&opts.WSConns, "ws-conns", opts.WSConns, "WebSocket connections kept per ws transformer")
+	srcHosts := fs.String("src-allowed-hosts", "",
+		"comma-separated hosts (or *.domain) ?src= may fetch objects from; empty turns ?src= off")
+	srcDenied := fs.String("src-denied-cidrs", "",
+		"comma-separated networks ?src= never reaches, beyond loopback, link-local and multicast: the cluster's pod and Service CIDRs, the API server")
+	srcAllowed := fs.String("src-allowed-cidrs", "",
+		"comma-separated networks ?src= may reach even when denied (an object store inside the cluster)")
+	if err := fs.Parse(args); err != nil {
+		return "", opts, err
+	}
+	opts.Src, err = egress.Parse(*srcHosts, *srcDenied, *srcAllowed)
+	return listen, opts, err
 }
 
 func advertiseURL(podIP string, port int) string {
@@ -93,7 +117,7 @@ func run(listen string, opts agent.Options) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.ListenAndServe() }()
-	slog.Info("node agent serving", "node", opts.Node, "listen", listen, "dataRoot", opts.DataRoot)
+	slog.Info("node agent serving", "node", opts.Node, "listen", listen, "dataRoot", opts.DataRoot, "srcAllowedHosts", opts.Src.Hosts)
 	select {
 	case err := <-served:
 		return err

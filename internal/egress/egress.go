@@ -95,7 +95,7 @@ func (p Policy) CheckURL(raw string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: host %q is not among the allowed hosts %v", ErrRefused, host, p.Hosts)
+	return fmt.Errorf("%w: host %q is not among the allowed hosts %v; the operator allows more with --src-allowed-hosts", ErrRefused, host, p.Hosts)
 }
 
 // CheckAddr refuses an address the policy keeps out of reach.
@@ -108,11 +108,11 @@ func (p Policy) CheckAddr(a netip.Addr) error {
 	}
 	switch {
 	case a.IsLoopback(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsUnspecified(), a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		return fmt.Errorf("%w: address %s is loopback, link-local, unspecified or multicast", ErrRefused, a)
+		return fmt.Errorf("%w: address %s is loopback, link-local, unspecified or multicast; the operator allows a network explicitly with --src-allowed-cidrs", ErrRefused, a)
 	}
 	for _, n := range p.Denied {
 		if n.Contains(a) {
-			return fmt.Errorf("%w: address %s is in the denied network %s", ErrRefused, a, n)
+			return fmt.Errorf("%w: address %s is in the denied network %s; the operator allows a network explicitly with --src-allowed-cidrs", ErrRefused, a, n)
 		}
 	}
 	return nil
@@ -128,17 +128,18 @@ func (p Policy) control(_, address string, _ syscall.RawConn) error {
 }
 
 // Client returns an HTTP client that dials only what the policy allows and never follows a
-// redirect (a redirect is the caller's to follow, through the agent again).
-func (p Policy) Client(timeout time.Duration) *http.Client {
+// redirect (a redirect is the caller's to follow, through the agent again). headerTimeout bounds
+// the wait for the answer's headers; the whole fetch is bounded by the request's context (the
+// object's timeout), not by the client, because a large object may stream for longer.
+func (p Policy) Client(headerTimeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.control}
 	return &http.Client{
-		Timeout: timeout,
 		Transport: &http.Transport{
 			DialContext:           dialer.DialContext,
 			Proxy:                 nil, // a proxy would dial on the agent's behalf, past the check
 			MaxIdleConnsPerHost:   64,
 			IdleConnTimeout:       90 * time.Second,
-			ResponseHeaderTimeout: timeout,
+			ResponseHeaderTimeout: headerTimeout,
 			DisableCompression:    true,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error {

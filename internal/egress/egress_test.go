@@ -111,3 +111,24 @@ func TestClientFollowsNoRedirect(t *testing.T) {
 		t.Errorf("GET of a redirect = %v; want refused", err)
 	}
 }
+
+// TestClientDoesNotCutALongBody: the header timeout bounds only the wait for the answer; a body
+// that streams for longer (a large object) is read to its end, bounded by the request's context.
+func TestClientDoesNotCutALongBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "first ")
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(w, "last")
+	}))
+	defer srv.Close()
+	p := mustParse(t, "127.0.0.1", "", "127.0.0.0/8")
+	resp, err := p.Client(100 * time.Millisecond).Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if body, err := io.ReadAll(resp.Body); err != nil || string(body) != "first last" {
+		t.Errorf("body %q, %v; want it whole", body, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/egress"
 )
 
 // Options configure an Agent.
@@ -29,7 +30,10 @@ type Options struct {
 	MaxObjectSize int64
 	// WSConns is the number of WebSocket connections kept per ws
 	// transformer.
-	WSConns  int
+	WSConns int
+	// Src is where ?src= objects may come from; the zero Policy turns
+	// ?src= off.
+	Src      egress.Policy
 	Resolver Resolver
 	Log      *slog.Logger
 }
@@ -46,15 +50,15 @@ type Agent struct {
 	root     *dataRoot
 	resolver Resolver
 	log      *slog.Logger
-	// client fetches ?src= objects; transformers carries objects to
-	// transformers and never follows redirects.
-	client, transformers *http.Client
-	ws                   wsPools
-	inflight             inflight
-	metrics              *metrics
-	stats                recorder
-	offline              offlineRuns
-	promHandler          http.Handler
+	// src fetches ?src= objects within opts.Src; transformers carries
+	// objects to transformers. Neither follows redirects.
+	src, transformers *http.Client
+	ws                wsPools
+	inflight          inflight
+	metrics           *metrics
+	stats             recorder
+	offline           offlineRuns
+	promHandler       http.Handler
 }
 
 var _ http.Handler = (*Agent)(nil)
@@ -80,7 +84,7 @@ func New(opts Options) (*Agent, error) {
 		root:     root,
 		resolver: opts.Resolver,
 		log:      opts.Log,
-		client:   &http.Client{Transport: newTransport()},
+		src:      opts.Src.Client(srcHeaderTimeout),
 		transformers: &http.Client{
 			Transport:     newTransport(),
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -92,6 +96,10 @@ func New(opts Options) (*Agent, error) {
 	a.promHandler = promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
 	return a, nil
 }
+
+// srcHeaderTimeout bounds the wait for a ?src= source's answer; the object's
+// timeout bounds the whole fetch.
+const srcHeaderTimeout = 30 * time.Second
 
 // newTransport is tuned for many concurrent objects to a few node-local
 // hosts: plenty of idle connections per host, large buffers for large
@@ -143,6 +151,6 @@ func (a *Agent) Close() {
 	a.offline.abortAll()
 	a.ws.close()
 	a.transformers.CloseIdleConnections()
-	a.client.CloseIdleConnections()
+	a.src.CloseIdleConnections()
 	a.root.root.Close()
 }

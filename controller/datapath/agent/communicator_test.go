@@ -32,7 +32,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, comm := range comms {
 		for _, arg := range []etlv1alpha1.Argument{etlv1alpha1.ArgBytes, etlv1alpha1.ArgFQN, etlv1alpha1.ArgURL} {
 			t.Run(string(comm)+"/arg="+string(arg), func(t *testing.T) {
-				e := newEnv(t)
+				e := newEnv(t, allowLoopbackSrc(t))
 				e.addTransform("echo", comm, arg, echo)
 				src := newSource(t)
 				for _, o := range sizes {

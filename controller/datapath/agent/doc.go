@@ -7,6 +7,10 @@
 //	GET /v1/transform/{namespace}/{name}/{object...}        the object is read from the data root
 //	GET /v1/transform/{namespace}/{name}/{object...}?src=U  the object is fetched from U
 //
+// ?src= is off unless the operator allows hosts (Options.Src, package
+// internal/egress): the agent would otherwise fetch any URL from inside the
+// cluster for any caller.
+//
 // {name} may be a pipeline "a>>b>>c", applied in order on this node; ?args=
 // reaches every transformer. Failures answer JSON Error with a status that
 // says what went wrong. For ws Transforms, GET /v1/stream/{namespace}/{name}

@@ -162,7 +162,7 @@ func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPa
 		}
 		body, in.size = r.Body, r.ContentLength
 	case q.Src != "":
-		if err := checkSrc(q.Src); err != nil {
+		if err := a.checkSrc(q.Src); err != nil {
 			return in, nil, err
 		}
 		var err error
@@ -205,7 +205,7 @@ func (a *Agent) redirectToTransformer(w http.ResponseWriter, r *http.Request, p 
 	in := input{object: p.object, args: q.Args, src: q.Src, local: q.Src == ""}
 	var err error
 	if in.src != "" {
-		err = checkSrc(in.src)
+		err = a.checkSrc(in.src)
 		// The object is already at a URL: the transformer fetches it there.
 		t.Argument = etlv1alpha1.ArgURL
 	} else {

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mlkube/mlkube/internal/egress"
 )
 
 // input is the object one stage of a pipeline transforms. Exactly one of
@@ -60,31 +62,42 @@ func limit(r io.Reader, limit int64, exceeded *atomic.Bool) io.Reader {
 	return &limitedBody{r: r, left: limit, exceeded: exceeded}
 }
 
-// checkSrc refuses a ?src= that is not an absolute http(s) URL.
-func checkSrc(src string) error {
+// checkSrc refuses a ?src= that is not an absolute http(s) URL (400), then
+// one the operator's policy does not allow (403).
+func (a *Agent) checkSrc(src string) error {
 	u, err := url.Parse(src)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return badPath(fmt.Errorf("src %q is not an http(s) URL", src))
 	}
-	return nil
+	return srcRefused(a.opts.Src.CheckURL(src))
 }
 
-// fetch GETs the object at src: 404 passes on, other failures are 502.
+// srcRefused answers a refusal of the ?src= policy 403: the caller asked
+// for what the operator did not allow.
+func srcRefused(err error) error {
+	if errors.Is(err, egress.ErrRefused) {
+		return withStatus(http.StatusForbidden, err)
+	}
+	return err
+}
+
+// fetch GETs the object at src within the ?src= policy: 404 passes on,
+// other failures are 502. An answer other than 200 is reported by its
+// status only: its body is the source's, not something to hand the caller.
 func (a *Agent) fetch(ctx context.Context, src string) (io.ReadCloser, int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 	if err != nil {
 		return nil, 0, badPath(err)
 	}
-	resp, err := a.client.Do(req)
+	resp, err := a.src.Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("fetch src: %w", err)
+		return nil, 0, srcRefused(fmt.Errorf("fetch src: %w", err))
 	}
 	if resp.StatusCode == http.StatusOK {
 		return resp.Body, resp.ContentLength, nil
 	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	err = fmt.Errorf("fetch src %s: %s: %s", src, resp.Status, msg)
+	resp.Body.Close()
+	err = fmt.Errorf("fetch src: the source answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if resp.StatusCode == http.StatusNotFound {
 		return nil, 0, notFound(err)
 	}

@@ -12,8 +12,22 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mlkube/mlkube/internal/egress"
 	"github.com/mlkube/mlkube/sdk/transformer"
 )
+
+// allowLoopbackSrc lets ?src= reach the test sources, which listen on
+// 127.0.0.1: the host by name, and loopback explicitly, as an operator would
+// allow a network inside the cluster.
+func allowLoopbackSrc(t testing.TB) func(*Options) {
+	return func(o *Options) {
+		p, err := egress.Parse("127.0.0.1", "", "127.0.0.0/8")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Src = p
+	}
+}
 
 // source is an http server objects can be fetched from with ?src=.
 type source struct {

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mlkube/mlkube/internal/egress"
+)
+
+func noEnv(string) string { return "" }
+
+// TestSrcFlags: ?src= is off unless the operator names hosts, and the three
+// flags make up the agent's policy.
+func TestSrcFlags(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want egress.Policy
+	}{
+		"default is off": {},
+		"hosts and networks": {
+			args: []string{"--src-allowed-hosts=data.example.com,*.store.example.org", "--src-denied-cidrs=10.96.0.0/12", "--src-allowed-cidrs=10.96.5.0/24"},
+			want: egress.Policy{
+				Hosts:   []string{"data.example.com", "*.store.example.org"},
+				Denied:  []netip.Prefix{netip.MustParsePrefix("10.96.0.0/12")},
+				Allowed: []netip.Prefix{netip.MustParsePrefix("10.96.5.0/24")},
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, opts, err := parseFlags(tc.args, noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, opts.Src, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+				t.Errorf("policy (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, _, err := parseFlags([]string{"--src-denied-cidrs=nope"}, noEnv); err == nil || !strings.Contains(err.Error(), "--src-denied-cidrs") {
+		t.Errorf("a bad network: %v, want an error naming the flag", err)
+	}
+}
