@@ -31,4 +31,9 @@ const (
 	// MaxControlSize bounds a ws control message, which carries only an
 	// object name and arguments.
 	MaxControlSize = 64 << 10
+	// MaxArgs bounds a request's args in bytes, for every mechanism: they
+	// travel in a URL query or a ws control message, and with an object
+	// name (MaxObjectName) and an fqn they stay within MaxControlSize even
+	// when every byte is JSON-escaped.
+	MaxArgs = 4 << 10
 )

@@ -69,6 +69,24 @@ func parseFlags(args []string, getenv func(string) string) (listen string, opts 
 	return listen, opts, err
 }
 
+// maxHeaderBytes bounds a request's headers: a request line with the
+// longest object name and args (wire.MaxObjectName, wire.MaxArgs), even
+// percent-encoded, and a token fit many times over; net/http's default is
+// 1 MiB per request.
+const maxHeaderBytes = 64 << 10
+
+// newServer serves h on listen with bounded headers and deadlines for idle
+// and slow clients; bodies stream for as long as an object takes.
+func newServer(listen string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              listen,
+		Handler:           h,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
 func advertiseURL(podIP string, port int) string {
 	if podIP == "" {
 		return ""
@@ -109,12 +127,7 @@ func run(listen string, opts agent.Options) error {
 		return err
 	}
 	defer a.Close()
-	srv := &http.Server{
-		Addr:              listen,
-		Handler:           a,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := newServer(listen, a)
 	served := make(chan error, 1)
 	go func() { served <- srv.ListenAndServe() }()
 	slog.Info("node agent serving", "node", opts.Node, "listen", listen, "dataRoot", opts.DataRoot, "srcAllowedHosts", opts.Src.Hosts)

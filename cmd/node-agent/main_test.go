@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -41,5 +43,32 @@ func TestSrcFlags(t *testing.T) {
 	}
 	if _, _, err := parseFlags([]string{"--src-denied-cidrs=nope"}, noEnv); err == nil || !strings.Contains(err.Error(), "--src-denied-cidrs") {
 		t.Errorf("a bad network: %v, want an error naming the flag", err)
+	}
+}
+
+// TestServerBoundsHeaders: headers over maxHeaderBytes are refused with 431
+// before the agent sees the request; the usual ones pass.
+func TestServerBoundsHeaders(t *testing.T) {
+	srv := newServer("", http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	if srv.ReadHeaderTimeout <= 0 {
+		t.Error("no ReadHeaderTimeout: a client could hold a connection by sending its headers slowly")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	for size, want := range map[int]int{8 << 10: http.StatusOK, 2 * maxHeaderBytes: http.StatusRequestHeaderFieldsTooLarge} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/", nil)
+		req.Header.Set("X-Big", strings.Repeat("a", size))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%d bytes of headers: %v", size, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%d bytes of headers: status %d, want %d", size, resp.StatusCode, want)
+		}
 	}
 }

@@ -34,6 +34,10 @@ func (a *Agent) serveTransform(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := wire.ParseQuery(r.URL.Query())
+	if err := checkArgs(q.Args); err != nil {
+		a.fail(w, p, err)
+		return
+	}
 	if r.Method == http.MethodGet && len(targets) == 1 && targets[0].Communication == etlv1alpha1.CommHPull {
 		a.redirectToTransformer(w, r, p, targets[0], q)
 		return

@@ -126,6 +126,10 @@ func (a *Agent) startOfflineRun(w http.ResponseWriter, r *http.Request, ns, name
 		a.fail(w, p, badPath(fmt.Errorf("offline request: %w", err)))
 		return
 	}
+	if err := checkArgs(req.Args); err != nil {
+		a.fail(w, p, fmt.Errorf("offline request: %w", err))
+		return
+	}
 	targets, err := a.resolve(r.Context(), p)
 	if err != nil {
 		a.fail(w, p, err)

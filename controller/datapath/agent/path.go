@@ -89,3 +89,13 @@ func parseObject(escaped string) (string, error) {
 	}
 	return object, wire.CheckObject(object)
 }
+
+// checkArgs refuses args over wire.MaxArgs, for every mechanism, before they
+// reach a transformer: over ws they share a connection with other clients'
+// objects, and a control message the transformer refuses would close it.
+func checkArgs(args string) error {
+	if len(args) > wire.MaxArgs {
+		return badPath(fmt.Errorf("args of %d bytes are over the limit of %d bytes (wire.MaxArgs); shorten them, larger settings belong in the Transform's spec", len(args), wire.MaxArgs))
+	}
+	return nil
+}

@@ -117,6 +117,9 @@ func (a *Agent) startStreamObject(t Target, ctrl wire.Control, body io.Reader) s
 		o.err = badPath(o.err)
 		return o
 	}
+	if o.err = checkArgs(ctrl.Args); o.err != nil {
+		return o
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), t.ObjectTimeout)
 	o.cancel = cancel
 	tc, err := a.ws.get(ctx, t.URL, nil)

@@ -82,6 +82,11 @@ func (c *wsConn) send(call *wsCall, ctrl wire.Control, body io.Reader) (<-chan s
 	if err != nil {
 		return nil, err
 	}
+	if len(data) > wire.MaxControlSize {
+		// Refused before it is queued: the transformer would close the
+		// connection, and with it every other object on it.
+		return nil, badPath(fmt.Errorf("control message of %d bytes is over the limit of %d bytes (wire.MaxControlSize); shorten the object name or args", len(data), wire.MaxControlSize))
+	}
 	c.conn.LockWrite()
 	select {
 	case <-c.closed:
