@@ -56,6 +56,7 @@ type Agent struct {
 	ws                wsPools
 	inflight          inflight
 	metrics           *metrics
+	panics            *panics
 	stats             recorder
 	offline           offlineRuns
 	promHandler       http.Handler
@@ -89,10 +90,11 @@ func New(opts Options) (*Agent, error) {
 			Transport:     newTransport(),
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		ws:      wsPools{size: opts.WSConns},
 		metrics: newMetrics(),
 		stats:   recorder{node: opts.Node},
 	}
+	a.panics = &panics{log: a.log, count: a.metrics.panics}
+	a.ws = wsPools{size: opts.WSConns, panics: a.panics}
 	a.promHandler = promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
 	return a, nil
 }

@@ -17,6 +17,7 @@ type metrics struct {
 	bytesOut *prometheus.CounterVec
 	errors   *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	panics   *prometheus.CounterVec
 	// handles caches the labelled series of each Transform and
 	// communication, so that an object costs no label lookups.
 	handles sync.Map // handleKey → *seriesHandles
@@ -56,7 +57,11 @@ func newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(100e-6, 4, 11),
 		}, labels),
 	}
-	m.registry.MustRegister(m.objects, m.bytesIn, m.bytesOut, m.errors, m.latency)
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "mlkube", Subsystem: "datapath", Name: "panics_total",
+		Help: "Panics recovered in the agent's goroutines, by goroutine; each is a bug, logged with its stack.",
+	}, []string{"goroutine"})
+	m.registry.MustRegister(m.objects, m.bytesIn, m.bytesOut, m.errors, m.latency, m.panics)
 	return m
 }
 

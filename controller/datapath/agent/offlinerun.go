@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"path"
 	"strings"
 	"sync"
@@ -51,7 +52,7 @@ func (a *Agent) startOffline(p transformPath, targets []Target, req wire.RunRequ
 		state:   wire.RunRunning,
 		done:    make(chan struct{}),
 	}
-	go r.execute(ctx)
+	a.panics.goSafe("offline run", func() { r.execute(ctx) })
 	return r
 }
 
@@ -72,6 +73,13 @@ func newRunID() string {
 }
 
 func (r *offlineRun) execute(ctx context.Context) {
+	defer func() {
+		// After a panic, which goSafe reports: the run must not stay
+		// Running for ever.
+		if !r.ended() {
+			r.end(wire.RunFailed, errInternal.Error())
+		}
+	}()
 	req := r.status.RunRequest
 	objects, err := r.a.root.list(req.Src)
 	if err != nil {
@@ -92,7 +100,9 @@ func (r *offlineRun) execute(ctx context.Context) {
 	var failed atomic.Bool
 	var wg sync.WaitGroup
 	for range req.Workers {
-		wg.Go(func() {
+		wg.Add(1)
+		r.a.panics.goSafe("offline worker", func() {
+			defer wg.Done()
 			buf := getBuffer()
 			defer putBuffer(buf)
 			for object := range work {
@@ -135,7 +145,11 @@ func (r *offlineRun) transform(ctx context.Context, object string, buf []byte) e
 	o := &objectRun{a: r.a, object: object, start: time.Now()}
 	ctx, cancel := context.WithTimeout(ctx, objectTimeoutOf(r.targets))
 	defer cancel()
-	err := r.write(ctx, o, buf)
+	var err error
+	// An object that panics fails alone: its worker goes on with the next.
+	if perr := r.a.panics.call("offline object", func() { err = r.write(ctx, o, buf) }); perr != nil {
+		err = withStatus(http.StatusInternalServerError, perr)
+	}
 	code, msg := 0, ""
 	if err != nil {
 		err = o.classify(err)

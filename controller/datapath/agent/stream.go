@@ -61,7 +61,7 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.CloseNow()
 	objs := make(chan streamObject, maxInflightPerConn)
-	go a.readStream(conn, t, objs)
+	a.panics.goSafe("stream reader", func() { a.readStream(conn, t, objs) })
 	a.answerStream(conn, t, objs)
 }
 

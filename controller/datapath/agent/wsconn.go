@@ -23,8 +23,9 @@ import (
 // An object whose context ends closes the whole connection, because its
 // messages cannot be taken back; the other objects in flight on it fail too.
 type wsConn struct {
-	conn  *ws.Conn
-	queue chan *wsCall
+	conn   *ws.Conn
+	queue  chan *wsCall
+	panics *panics
 	// inflight counts objects sent and not yet answered to the end.
 	inflight atomic.Int32
 
@@ -49,13 +50,13 @@ type wsAnswer struct {
 // maxInflightPerConn bounds the objects queued on one connection.
 const maxInflightPerConn = 64
 
-func dialWS(ctx context.Context, baseURL string) (*wsConn, error) {
+func dialWS(ctx context.Context, baseURL string, p *panics) (*wsConn, error) {
 	conn, err := ws.Dial(ctx, "ws"+baseURL[len("http"):]+wire.PathWS)
 	if err != nil {
 		return nil, err
 	}
-	c := &wsConn{conn: conn, queue: make(chan *wsCall, maxInflightPerConn), closed: make(chan struct{})}
-	go c.readLoop()
+	c := &wsConn{conn: conn, queue: make(chan *wsCall, maxInflightPerConn), panics: p, closed: make(chan struct{})}
+	p.goSafe("ws read loop", c.readLoop)
 	return c, nil
 }
 
@@ -136,6 +137,9 @@ func (c *wsConn) readAnswer() wsAnswer {
 // A sender that queues an object later sees the connection closed while it
 // waits for the answer.
 func (c *wsConn) failQueued() {
+	// The connection is closed already, unless readLoop panicked: no object
+	// may wait on it then either.
+	c.fail(errInternal)
 	for {
 		select {
 		case call := <-c.queue:

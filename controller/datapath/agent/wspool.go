@@ -15,8 +15,9 @@ import (
 // while every one is busy and the pool is below its size, and broken ones
 // are dropped.
 type wsPool struct {
-	url  string
-	size int
+	url    string
+	size   int
+	panics *panics
 
 	mu    sync.Mutex
 	conns []*wsConn
@@ -50,7 +51,7 @@ func (p *wsPool) get(ctx context.Context, avoid []*wsConn) (c *wsConn, gone bool
 	// Dialling under the lock keeps the pool at its size; on a node-local
 	// connection it takes a round trip.
 	p.used = true
-	if c, err = dialWS(ctx, p.url); err != nil {
+	if c, err = dialWS(ctx, p.url, p.panics); err != nil {
 		return nil, false, err
 	}
 	p.conns = append(p.conns, c)
@@ -78,8 +79,9 @@ func (p *wsPool) close() {
 
 // wsPools holds one pool per transformer URL.
 type wsPools struct {
-	size  int
-	pools sync.Map // URL → *wsPool
+	size   int
+	panics *panics
+	pools  sync.Map // URL → *wsPool
 }
 
 // get returns a connection to the transformer at url for one object.
@@ -104,7 +106,7 @@ func (ps *wsPools) pool(url string) *wsPool {
 		}
 		return true
 	})
-	p, _ := ps.pools.LoadOrStore(url, &wsPool{url: url, size: ps.size})
+	p, _ := ps.pools.LoadOrStore(url, &wsPool{url: url, size: ps.size, panics: ps.panics})
 	return p.(*wsPool)
 }
 

@@ -105,16 +105,22 @@ func (c *wsConn) send(call *wsCall, ctrl wire.Control, body io.Reader) (<-chan s
 		close(sent)
 		return sent, nil
 	}
-	go func() {
+	c.panics.goSafe("ws body writer", func() {
 		defer close(sent)
 		defer c.conn.UnlockWrite()
+		// Half a message cannot be taken back: a failure, or a panic,
+		// closes the connection before the next sender may write.
+		failure := errInternal
+		defer func() {
+			if failure != nil {
+				c.fail(failure)
+			}
+		}()
 		buf := getBuffer()
 		defer putBuffer(buf)
-		if _, srcErr, dstErr := c.conn.WriteFrom(ws.Binary, body, *buf); srcErr != nil || dstErr != nil {
-			// Half a message cannot be taken back.
-			c.fail(errors.Join(srcErr, dstErr))
-		}
-	}()
+		_, srcErr, dstErr := c.conn.WriteFrom(ws.Binary, body, *buf)
+		failure = errors.Join(srcErr, dstErr)
+	})
 	return sent, nil
 }
 
