@@ -36,6 +36,8 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		podOn[pods[i].Annotations[LabelNode]] = &pods[i]
 	}
 	deleteAll := func() {
+		// Every pod goes, once: those already planned (their node left) are among them.
+		p.deletePods = nil
 		for i := range pods {
 			if pods[i].DeletionTimestamp == nil {
 				p.deletePods = append(p.deletePods, &pods[i])
@@ -58,9 +60,11 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	st.ObservedGeneration = t.Generation
 	eligible := eligibleNodes(t, nodes)
 
-	// Nodes that left lose their pod.
-	for node, pod := range podOn {
-		if !slices.Contains(eligible, node) && pod.DeletionTimestamp == nil {
+	// Nodes that left lose their pod. The pods are walked in their given order, not podOn's
+	// random one: the same inputs make the same plan, deletions and events in the same order.
+	for i := range pods {
+		pod := &pods[i]
+		if node := pod.Annotations[LabelNode]; !slices.Contains(eligible, node) && pod.DeletionTimestamp == nil {
 			p.deletePods = append(p.deletePods, pod)
 			p.events = append(p.events, owned.Event{Reason: "NodeLeft", Message: fmt.Sprintf("node %s left; deleting transformer pod %s", node, pod.Name)})
 		}
