@@ -62,15 +62,16 @@ func parseTransformPath(escapedPath string) (transformPath, error) {
 func parsePipeline(escapedPath, ns, name string) (transformPath, error) {
 	var p transformPath
 	var err error
-	if p.namespace, err = url.PathUnescape(ns); err != nil || p.namespace == "" {
+	if p.namespace, err = url.PathUnescape(ns); err != nil || p.namespace == "" || strings.Contains(p.namespace, "/") {
 		return transformPath{}, fmt.Errorf("path %q: bad namespace", escapedPath)
 	}
 	if name, err = url.PathUnescape(name); err != nil || name == "" || strings.Contains(name, "/") {
 		return transformPath{}, fmt.Errorf("path %q: bad transform name", escapedPath)
 	}
-	p.pipeline = strings.Split(name, PipelineSeparator)
+	// SplitN: a path of many separators must not allocate a stage each before it is refused.
+	p.pipeline = strings.SplitN(name, PipelineSeparator, MaxPipelineStages+1)
 	if len(p.pipeline) > MaxPipelineStages {
-		return transformPath{}, fmt.Errorf("pipeline of %d stages: at most %d are allowed; split it into several requests", len(p.pipeline), MaxPipelineStages)
+		return transformPath{}, fmt.Errorf("pipeline of more than %d stages: at most %d are allowed; split it into several requests", MaxPipelineStages, MaxPipelineStages)
 	}
 	for _, n := range p.pipeline {
 		if n == "" {

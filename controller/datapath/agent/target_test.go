@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -73,19 +74,20 @@ func TestParseTransformPath(t *testing.T) {
 		want    transformPath
 		wantErr bool
 	}{
-		"simple":          {path: "/v1/transform/ns/t/a/b.bin", want: transformPath{"ns", []string{"t"}, "a/b.bin"}},
-		"pipeline":        {path: "/v1/transform/ns/a>>b%3E%3Ec/x", want: transformPath{"ns", []string{"a", "b", "c"}, "x"}},
-		"escaped object":  {path: "/v1/transform/ns/t/a%2Fb%20c%25", want: transformPath{"ns", []string{"t"}, "a/b c%"}},
-		"dot-dot":         {path: "/v1/transform/ns/t/a/../b", wantErr: true},
-		"escaped dot-dot": {path: "/v1/transform/ns/t/%2E%2E", wantErr: true},
-		"absolute":        {path: "/v1/transform/ns/t//etc/passwd", wantErr: true},
-		"no object":       {path: "/v1/transform/ns/t/", wantErr: true},
-		"no name":         {path: "/v1/transform/ns", wantErr: true},
-		"empty stage":     {path: "/v1/transform/ns/a>>/x", wantErr: true},
-		"eight stages":    {path: "/v1/transform/ns/a" + strings.Repeat(">>a", MaxPipelineStages-1) + "/x", want: transformPath{"ns", slices.Repeat([]string{"a"}, MaxPipelineStages), "x"}},
-		"nine stages":     {path: "/v1/transform/ns/a" + strings.Repeat(">>a", MaxPipelineStages) + "/x", wantErr: true},
-		"long object":     {path: "/v1/transform/ns/t/" + strings.Repeat("o", 1025), wantErr: true},
-		"NUL":             {path: "/v1/transform/ns/t/a%00", wantErr: true},
+		"simple":             {path: "/v1/transform/ns/t/a/b.bin", want: transformPath{"ns", []string{"t"}, "a/b.bin"}},
+		"pipeline":           {path: "/v1/transform/ns/a>>b%3E%3Ec/x", want: transformPath{"ns", []string{"a", "b", "c"}, "x"}},
+		"escaped object":     {path: "/v1/transform/ns/t/a%2Fb%20c%25", want: transformPath{"ns", []string{"t"}, "a/b c%"}},
+		"dot-dot":            {path: "/v1/transform/ns/t/a/../b", wantErr: true},
+		"escaped dot-dot":    {path: "/v1/transform/ns/t/%2E%2E", wantErr: true},
+		"absolute":           {path: "/v1/transform/ns/t//etc/passwd", wantErr: true},
+		"no object":          {path: "/v1/transform/ns/t/", wantErr: true},
+		"no name":            {path: "/v1/transform/ns", wantErr: true},
+		"empty stage":        {path: "/v1/transform/ns/a>>/x", wantErr: true},
+		"eight stages":       {path: "/v1/transform/ns/a" + strings.Repeat(">>a", MaxPipelineStages-1) + "/x", want: transformPath{"ns", slices.Repeat([]string{"a"}, MaxPipelineStages), "x"}},
+		"slash in namespace": {path: "/v1/transform/a%2Fb/t/x", wantErr: true},
+		"nine stages":        {path: "/v1/transform/ns/a" + strings.Repeat(">>a", MaxPipelineStages) + "/x", wantErr: true},
+		"long object":        {path: "/v1/transform/ns/t/" + strings.Repeat("o", 1025), wantErr: true},
+		"NUL":                {path: "/v1/transform/ns/t/a%00", wantErr: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -97,5 +99,22 @@ func TestParseTransformPath(t *testing.T) {
 				t.Errorf("path (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A path made of separators is refused without a stage allocated for each of them: what it
+// costs is bounded by the path's own size (the unescaped copy), not by its stage count.
+func TestParseTransformPathBoundsAllocation(t *testing.T) {
+	path := "/v1/transform/ns/" + strings.Repeat(PipelineSeparator, 1<<17) + "/x"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := parseTransformPath(path)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a pipeline of 2^17 stages was accepted")
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(2*len(path)) {
+		t.Errorf("refusing a %d-byte path allocated %d bytes; want at most twice the path", len(path), got)
 	}
 }
