@@ -56,6 +56,9 @@ func parseFlags(args []string, getenv func(string) string) (listen string, opts 
 		"base URL transformers reach the agent at, for hpull (default http://$POD_IP:8080)")
 	fs.Int64Var(&opts.MaxObjectSize, "max-object-size", opts.MaxObjectSize, "largest object in bytes; negative is no limit")
 	fs.IntVar(&opts.WSConns, "ws-conns", opts.WSConns, "WebSocket connections kept per ws transformer")
+	fs.IntVar(&opts.MaxOfflineRuns, "max-offline-runs", opts.MaxOfflineRuns, "offline runs at once on the node; more are refused with 429")
+	fs.IntVar(&opts.MaxOfflineWorkers, "max-offline-workers", opts.MaxOfflineWorkers, "offline workers at once on the node, across runs; a run past it is refused with 429")
+	fs.IntVar(&opts.MaxStreams, "max-streams", opts.MaxStreams, "client streams ("+agent.PathStream+") open at once; more are refused with 429")
 	srcHosts := fs.String("src-allowed-hosts", "",
 		"comma-separated hosts (or *.domain) ?src= may fetch objects from; empty turns ?src= off")
 	srcDenied := fs.String("src-denied-cidrs", "",

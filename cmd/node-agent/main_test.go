@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mlkube/mlkube/controller/datapath/agent"
 	"github.com/mlkube/mlkube/internal/egress"
 )
 
@@ -70,5 +71,25 @@ func TestServerBoundsHeaders(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("%d bytes of headers: status %d, want %d", size, resp.StatusCode, want)
 		}
+	}
+}
+
+// TestLimitFlags: the node-wide caps default to the agent's and are set by
+// their flags.
+func TestLimitFlags(t *testing.T) {
+	_, opts, err := parseFlags(nil, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := agent.DefaultOptions()
+	if opts.MaxOfflineRuns != def.MaxOfflineRuns || opts.MaxOfflineWorkers != def.MaxOfflineWorkers || opts.MaxStreams != def.MaxStreams {
+		t.Errorf("defaults %+v, want the agent's %+v", opts, def)
+	}
+	_, opts, err = parseFlags([]string{"--max-offline-runs=2", "--max-offline-workers=9", "--max-streams=7"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{opts.MaxOfflineRuns, opts.MaxOfflineWorkers, opts.MaxStreams}; !cmp.Equal(got, []int{2, 9, 7}) {
+		t.Errorf("limits %v, want [2 9 7]", got)
 	}
 }

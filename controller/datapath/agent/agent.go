@@ -31,6 +31,13 @@ type Options struct {
 	// WSConns is the number of WebSocket connections kept per ws
 	// transformer.
 	WSConns int
+	// MaxOfflineRuns bounds the offline runs going on at once on the node,
+	// and MaxOfflineWorkers their workers together; a run past either is
+	// refused with 429.
+	MaxOfflineRuns, MaxOfflineWorkers int
+	// MaxStreams bounds the client streams (PathStream) open at once; one
+	// past it is refused with 429 before the upgrade.
+	MaxStreams int
 	// Src is where ?src= objects may come from; the zero Policy turns
 	// ?src= off.
 	Src      egress.Policy
@@ -41,7 +48,11 @@ type Options struct {
 // DefaultOptions returns the options of a standard agent; Node, DataRoot,
 // AdvertiseURL and Resolver are left to the caller.
 func DefaultOptions() Options {
-	return Options{MaxObjectSize: 5 << 30, WSConns: 4, Log: slog.Default()}
+	return Options{
+		MaxObjectSize: 5 << 30, WSConns: 4,
+		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256,
+		Log: slog.Default(),
+	}
 }
 
 // Agent serves the data path API of one node.
@@ -59,6 +70,7 @@ type Agent struct {
 	panics            *panics
 	stats             recorder
 	offline           offlineRuns
+	limits            nodeLimits
 	promHandler       http.Handler
 }
 
@@ -71,6 +83,11 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.WSConns < 1 {
 		return nil, fmt.Errorf("agent: %d ws connections per transformer", opts.WSConns)
+	}
+	for name, v := range map[string]int{"offline runs": opts.MaxOfflineRuns, "offline workers": opts.MaxOfflineWorkers, "streams": opts.MaxStreams} {
+		if v < 1 {
+			return nil, fmt.Errorf("agent: a limit of %d %s", v, name)
+		}
 	}
 	root, err := openDataRoot(opts.DataRoot)
 	if err != nil {
@@ -92,6 +109,7 @@ func New(opts Options) (*Agent, error) {
 		},
 		metrics: newMetrics(),
 		stats:   recorder{node: opts.Node},
+		limits:  nodeLimits{maxRuns: opts.MaxOfflineRuns, maxWorkers: opts.MaxOfflineWorkers, maxStreams: opts.MaxStreams},
 	}
 	a.panics = &panics{log: a.log, count: a.metrics.panics}
 	a.ws = wsPools{size: opts.WSConns, panics: a.panics}

@@ -20,6 +20,9 @@
 // for hpull transformers, its statistics (GET /v1/stats, package stats),
 // Prometheus metrics (GET /metrics) and GET /healthz.
 //
+// Node-wide caps (Options.MaxOfflineRuns, MaxOfflineWorkers, MaxStreams)
+// answer 429 past them: a few callers must not take the whole node.
+//
 // A Resolver finds the local transformer of a Transform; the HTTP side never
 // talks to the API server, so it is tested against in-process transformers.
 // One communicator per wire mechanism (package api/wire)

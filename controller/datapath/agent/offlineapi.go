@@ -139,6 +139,10 @@ func (a *Agent) startOfflineRun(w http.ResponseWriter, r *http.Request, ns, name
 		a.fail(w, p, fmt.Errorf("offline request: src: %w", err))
 		return
 	}
+	if err := a.limits.admitRun(req.Workers); err != nil {
+		a.fail(w, p, err)
+		return
+	}
 	run := a.startOffline(p, targets, req)
 	a.offline.add(run)
 	w.Header().Set("Location", wire.RunsPath+run.status.ID)

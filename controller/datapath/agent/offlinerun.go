@@ -185,6 +185,7 @@ func (r *offlineRun) end(state wire.RunState, message string) {
 	defer r.mu.Unlock()
 	r.state, r.message, r.finished = state, message, &now
 	r.cancel(nil)
+	r.a.limits.releaseRun(r.status.Workers)
 	close(r.done)
 }
 

@@ -55,6 +55,11 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, p, badPath(fmt.Errorf("streams need a ws transform; %s uses %s", t.Key(), t.Communication)))
 		return
 	}
+	if err := a.limits.admitStream(); err != nil {
+		a.fail(w, p, err)
+		return
+	}
+	defer a.limits.releaseStream()
 	conn, err := ws.Accept(w, r)
 	if err != nil {
 		return // Accept has answered

@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+)
+
+// waitUntil polls cond until it holds; the test's own deadline bounds it.
+func waitUntil(t testing.TB, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// wantTooMany checks a 429 in the agent's error shape that names the limit
+// and says to retry.
+func wantTooMany(t *testing.T, a answer, limit string) {
+	t.Helper()
+	if a.status != http.StatusTooManyRequests {
+		t.Fatalf("answer %d %s, want 429", a.status, a.body)
+	}
+	e := a.apiError(t)
+	if !strings.Contains(e.Error, limit) || !strings.Contains(e.Error, "retry later") || e.Node != testNode {
+		t.Errorf("429 says %+v; want the limit %s and retry later", e, limit)
+	}
+}
+
+// abortRun stops a run and waits until it has ended.
+func (e *env) abortRun(id string) {
+	e.t.Helper()
+	if d := e.do(http.MethodDelete, e.url+wire.RunsPath+id, nil); d.status != http.StatusOK {
+		e.t.Fatalf("DELETE: %d %s", d.status, d.body)
+	}
+	<-e.agent.offline.get(id).done
+}
+
+func TestOfflineRunsCap(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.MaxOfflineRuns = 1 })
+	e.addTransform("t", etlv1alpha1.CommHPush, "", hang)
+	e.dataset(3)
+	a, first := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out", Workers: 1})
+	if a.status != http.StatusAccepted {
+		t.Fatalf("first run: %d %s", a.status, a.body)
+	}
+	a, _ = e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out2", Workers: 1})
+	wantTooMany(t, a, "--max-offline-runs")
+	// A finished run frees its share.
+	e.abortRun(first.ID)
+	a, next := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out3", Workers: 1})
+	if a.status != http.StatusAccepted {
+		t.Fatalf("run after the first ended: %d %s", a.status, a.body)
+	}
+	e.abortRun(next.ID)
+}
+
+func TestOfflineWorkersCap(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.MaxOfflineWorkers = 5 })
+	e.addTransform("t", etlv1alpha1.CommHPush, "", hang)
+	e.dataset(3)
+	a, first := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out", Workers: 4})
+	if a.status != http.StatusAccepted {
+		t.Fatalf("first run: %d %s", a.status, a.body)
+	}
+	a, _ = e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out2", Workers: 2})
+	wantTooMany(t, a, "--max-offline-workers")
+	a, second := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out3", Workers: 1})
+	if a.status != http.StatusAccepted {
+		t.Fatalf("a run within the workers left: %d %s", a.status, a.body)
+	}
+	e.abortRun(first.ID)
+	e.abortRun(second.ID)
+	a, third := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out4", Workers: 5})
+	if a.status != http.StatusAccepted {
+		t.Fatalf("run after the others ended: %d %s", a.status, a.body)
+	}
+	e.abortRun(third.ID)
+}
+
+func TestStreamsCap(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.MaxStreams = 1 })
+	e.addTransform("t", etlv1alpha1.CommWS, "", echo)
+	c := dialStream(t, e, "t")
+	// Refused before the upgrade: a plain GET gets the JSON error.
+	wantTooMany(t, e.do(http.MethodGet, e.url+PathStream+"default/t", nil), "--max-streams")
+	c.conn.CloseNow()
+	waitUntil(t, func() bool {
+		e.agent.limits.mu.Lock()
+		defer e.agent.limits.mu.Unlock()
+		return e.agent.limits.streams == 0
+	})
+	c = dialStream(t, e, "t")
+	if err := c.send("x", "", []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := c.receive(&out); err != nil || out.String() != "hi" {
+		t.Errorf("stream after the first closed: %q %v", out.String(), err)
+	}
+}
+
+func TestNewRefusesZeroLimits(t *testing.T) {
+	for _, set := range []func(*Options){
+		func(o *Options) { o.MaxOfflineRuns = 0 },
+		func(o *Options) { o.MaxOfflineWorkers = 0 },
+		func(o *Options) { o.MaxStreams = 0 },
+	} {
+		o := DefaultOptions()
+		o.DataRoot, o.Resolver = t.TempDir(), &fakeResolver{}
+		set(&o)
+		if _, err := New(o); err == nil {
+			t.Errorf("New accepted %+v", o)
+		}
+	}
+}
