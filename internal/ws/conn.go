@@ -12,6 +12,11 @@
 //
 // Reading is for one goroutine at a time; writing is safe from several,
 // with LockWrite keeping a sequence of messages together.
+//
+// A peer that stops reading would hold a writer, and the buffers behind it,
+// for ever: SetWriteTimeout bounds each write, and a write that times out
+// closes the connection. Ping sends a ping, which the peer's reader answers;
+// pings received are answered by NextReader.
 package ws
 
 import (
@@ -75,6 +80,8 @@ type Conn struct {
 	// sendMu orders the writes to the socket; it is taken with mu held.
 	sendMu  sync.Mutex
 	flushes chan struct{} // wakes the flusher
+	// writeTimeout bounds each write to the socket; 0 is none.
+	writeTimeout atomic.Int64
 
 	closeSent atomic.Bool
 	// closed is set by CloseNow; bytes read after it are not delivered.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
 	"time"
 
 	"github.com/mlkube/mlkube/internal/bufpool"
@@ -131,10 +132,30 @@ func (c *Conn) flushLocked() error {
 		return err
 	}
 	c.sendMu.Lock()
-	_, err := c.nc.Write(c.wbuf)
+	_, err := c.send(c.wbuf)
 	c.sendMu.Unlock()
 	c.wbuf = c.wbuf[:0]
 	return c.writeFailed(err)
+}
+
+// SetWriteTimeout bounds every later write to the socket by d (0: no
+// bound). A write that times out closes the connection: part of a frame
+// may have gone out, and a peer that does not read is not coming back.
+func (c *Conn) SetWriteTimeout(d time.Duration) { c.writeTimeout.Store(int64(d)) }
+
+// Ping sends a ping frame at once; the peer's reader answers it.
+func (c *Conn) Ping() error { return c.writeControl(opPing, nil) }
+
+// send writes p to the socket within the write timeout; sendMu is held.
+func (c *Conn) send(p []byte) (int, error) {
+	if d := time.Duration(c.writeTimeout.Load()); d > 0 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(d)) // a conn without deadlines just has none
+	}
+	n, err := c.nc.Write(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.CloseNow()
+	}
+	return n, err
 }
 
 // writable returns why nothing more can be written, if so; c.mu is held.
@@ -186,7 +207,7 @@ func (c *Conn) flushBuffered() {
 	// meanwhile must send after this.
 	c.sendMu.Lock()
 	c.mu.Unlock()
-	_, err := c.nc.Write(out)
+	_, err := c.send(out)
 	c.sendMu.Unlock()
 	c.mu.Lock()
 	c.spare = out[:0]
