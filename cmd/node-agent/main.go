@@ -59,6 +59,9 @@ func parseFlags(args []string, getenv func(string) string) (listen string, opts 
 	fs.IntVar(&opts.MaxOfflineRuns, "max-offline-runs", opts.MaxOfflineRuns, "offline runs at once on the node; more are refused with 429")
 	fs.IntVar(&opts.MaxOfflineWorkers, "max-offline-workers", opts.MaxOfflineWorkers, "offline workers at once on the node, across runs; a run past it is refused with 429")
 	fs.IntVar(&opts.MaxStreams, "max-streams", opts.MaxStreams, "client streams ("+agent.PathStream+") open at once; more are refused with 429")
+	fs.DurationVar(&opts.StreamIdleTimeout, "stream-idle-timeout", opts.StreamIdleTimeout, "a client stream with no object in flight and none sent for this long is closed (1001)")
+	fs.DurationVar(&opts.WriteTimeout, "write-timeout", opts.WriteTimeout, "a client stream or transformer connection that does not read the agent's writes for this long is closed")
+	fs.DurationVar(&opts.PingInterval, "ping-interval", opts.PingInterval, "how often client streams are pinged")
 	srcHosts := fs.String("src-allowed-hosts", "",
 		"comma-separated hosts (or *.domain) ?src= may fetch objects from; empty turns ?src= off")
 	srcDenied := fs.String("src-denied-cidrs", "",

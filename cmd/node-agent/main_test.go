@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -91,5 +92,25 @@ func TestLimitFlags(t *testing.T) {
 	}
 	if got := []int{opts.MaxOfflineRuns, opts.MaxOfflineWorkers, opts.MaxStreams}; !cmp.Equal(got, []int{2, 9, 7}) {
 		t.Errorf("limits %v, want [2 9 7]", got)
+	}
+}
+
+// TestDeadlineFlags: the stream deadlines default to the agent's and are
+// set by their flags.
+func TestDeadlineFlags(t *testing.T) {
+	_, opts, err := parseFlags(nil, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := agent.DefaultOptions()
+	if opts.StreamIdleTimeout != def.StreamIdleTimeout || opts.WriteTimeout != def.WriteTimeout || opts.PingInterval != def.PingInterval {
+		t.Errorf("defaults %+v, want the agent's %+v", opts, def)
+	}
+	_, opts, err = parseFlags([]string{"--stream-idle-timeout=1m", "--write-timeout=5s", "--ping-interval=10s"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := []time.Duration{opts.StreamIdleTimeout, opts.WriteTimeout, opts.PingInterval}, []time.Duration{time.Minute, 5 * time.Second, 10 * time.Second}; !cmp.Equal(got, want) {
+		t.Errorf("deadlines %v, want %v", got, want)
 	}
 }

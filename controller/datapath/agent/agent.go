@@ -38,6 +38,14 @@ type Options struct {
 	// MaxStreams bounds the client streams (PathStream) open at once; one
 	// past it is refused with 429 before the upgrade.
 	MaxStreams int
+	// StreamIdleTimeout closes a client stream with no object in flight
+	// and none sent for that long (status 1001).
+	StreamIdleTimeout time.Duration
+	// WriteTimeout bounds each write to a client stream or a pooled
+	// transformer connection: a peer that stops reading is dropped rather
+	// than holding the agent's buffers. PingInterval is how often client
+	// streams are pinged.
+	WriteTimeout, PingInterval time.Duration
 	// Src is where ?src= objects may come from; the zero Policy turns
 	// ?src= off.
 	Src      egress.Policy
@@ -51,6 +59,7 @@ func DefaultOptions() Options {
 	return Options{
 		MaxObjectSize: 5 << 30, WSConns: 4,
 		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256,
+		StreamIdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, PingInterval: 30 * time.Second,
 		Log: slog.Default(),
 	}
 }
@@ -89,6 +98,10 @@ func New(opts Options) (*Agent, error) {
 			return nil, fmt.Errorf("agent: a limit of %d %s", v, name)
 		}
 	}
+	if opts.StreamIdleTimeout <= 0 || opts.WriteTimeout <= 0 || opts.PingInterval <= 0 {
+		return nil, fmt.Errorf("agent: stream idle timeout %s, write timeout %s and ping interval %s must be positive",
+			opts.StreamIdleTimeout, opts.WriteTimeout, opts.PingInterval)
+	}
 	root, err := openDataRoot(opts.DataRoot)
 	if err != nil {
 		return nil, err
@@ -112,7 +125,7 @@ func New(opts Options) (*Agent, error) {
 		limits:  nodeLimits{maxRuns: opts.MaxOfflineRuns, maxWorkers: opts.MaxOfflineWorkers, maxStreams: opts.MaxStreams},
 	}
 	a.panics = &panics{log: a.log, count: a.metrics.panics}
-	a.ws = wsPools{size: opts.WSConns, panics: a.panics}
+	a.ws = wsPools{size: opts.WSConns, writeTimeout: opts.WriteTimeout, panics: a.panics}
 	a.promHandler = promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
 	return a, nil
 }

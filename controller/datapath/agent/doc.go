@@ -21,7 +21,10 @@
 // Prometheus metrics (GET /metrics) and GET /healthz.
 //
 // Node-wide caps (Options.MaxOfflineRuns, MaxOfflineWorkers, MaxStreams)
-// answer 429 past them: a few callers must not take the whole node.
+// answer 429 past them: a few callers must not take the whole node. Client
+// streams are closed when idle (StreamIdleTimeout) and pinged; a stream or
+// pooled transformer connection whose peer stops reading is closed after
+// WriteTimeout rather than holding the agent's buffers.
 //
 // A Resolver finds the local transformer of a Transform; the HTTP side never
 // talks to the API server, so it is tested against in-process transformers.

@@ -109,6 +109,9 @@ func TestNewRefusesZeroLimits(t *testing.T) {
 		func(o *Options) { o.MaxOfflineRuns = 0 },
 		func(o *Options) { o.MaxOfflineWorkers = 0 },
 		func(o *Options) { o.MaxStreams = 0 },
+		func(o *Options) { o.StreamIdleTimeout = 0 },
+		func(o *Options) { o.WriteTimeout = 0 },
+		func(o *Options) { o.PingInterval = 0 },
 	} {
 		o := DefaultOptions()
 		o.DataRoot, o.Resolver = t.TempDir(), &fakeResolver{}

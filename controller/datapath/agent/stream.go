@@ -65,14 +65,18 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered
 	}
 	defer conn.CloseNow()
+	conn.SetWriteTimeout(a.opts.WriteTimeout)
+	idle := a.watchIdle(conn)
+	defer idle.stop()
+	a.pingStream(conn)
 	objs := make(chan streamObject, maxInflightPerConn)
-	a.panics.goSafe("stream reader", func() { a.readStream(conn, t, objs) })
-	a.answerStream(conn, t, objs)
+	a.panics.goSafe("stream reader", func() { a.readStream(conn, t, objs, idle) })
+	a.answerStream(conn, t, objs, idle)
 }
 
 // readStream reads the client's objects and starts each on a transformer
 // connection as soon as it arrives.
-func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject) {
+func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject, idle *streamIdle) {
 	defer close(objs)
 	for {
 		typ, r, err := conn.NextReader()
@@ -89,15 +93,19 @@ func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject) {
 			conn.Close(ws.StatusPolicyViolation, "bad control message")
 			return
 		}
+		// Every object that starts here is answered or released once.
+		idle.begin()
 		if ctrl.FQN != "" {
 			objs <- streamObject{object: ctrl.Object, err: badPath(errors.New("streams carry bytes, not fqn")), start: time.Now()}
 			continue
 		}
 		typ, body, err := conn.NextReader()
 		if err != nil {
+			idle.end()
 			return
 		}
 		if typ != ws.Binary {
+			idle.end()
 			conn.Close(ws.StatusPolicyViolation, "expected a binary data message")
 			return
 		}
@@ -136,17 +144,20 @@ func (a *Agent) startStreamObject(t Target, ctrl wire.Control, body io.Reader) s
 }
 
 // answerStream writes the answers in the order the objects came.
-func (a *Agent) answerStream(conn *ws.Conn, t Target, objs <-chan streamObject) {
+func (a *Agent) answerStream(conn *ws.Conn, t Target, objs <-chan streamObject, idle *streamIdle) {
 	defer func() {
 		// The client is gone: release what is still in flight.
 		for o := range objs {
 			o.release()
+			idle.end()
 		}
 	}()
 	buf := getBuffer()
 	defer putBuffer(buf)
 	for o := range objs {
-		if err := a.answerStreamObject(conn, t, o, *buf); err != nil {
+		err := a.answerStreamObject(conn, t, o, *buf)
+		idle.end()
+		if err != nil {
 			return
 		}
 	}

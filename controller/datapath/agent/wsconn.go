@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/ws"
@@ -50,11 +51,15 @@ type wsAnswer struct {
 // maxInflightPerConn bounds the objects queued on one connection.
 const maxInflightPerConn = 64
 
-func dialWS(ctx context.Context, baseURL string, p *panics) (*wsConn, error) {
+// dialWS connects to the transformer at baseURL. A transformer that stops
+// reading fails a write after writeTimeout, which closes the connection:
+// the pool drops it and later objects dial anew.
+func dialWS(ctx context.Context, baseURL string, writeTimeout time.Duration, p *panics) (*wsConn, error) {
 	conn, err := ws.Dial(ctx, "ws"+baseURL[len("http"):]+wire.PathWS)
 	if err != nil {
 		return nil, err
 	}
+	conn.SetWriteTimeout(writeTimeout)
 	c := &wsConn{conn: conn, queue: make(chan *wsCall, maxInflightPerConn), panics: p, closed: make(chan struct{})}
 	p.goSafe("ws read loop", c.readLoop)
 	return c, nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
 )
@@ -15,9 +16,10 @@ import (
 // while every one is busy and the pool is below its size, and broken ones
 // are dropped.
 type wsPool struct {
-	url    string
-	size   int
-	panics *panics
+	url          string
+	size         int
+	writeTimeout time.Duration
+	panics       *panics
 
 	mu    sync.Mutex
 	conns []*wsConn
@@ -51,7 +53,7 @@ func (p *wsPool) get(ctx context.Context, avoid []*wsConn) (c *wsConn, gone bool
 	// Dialling under the lock keeps the pool at its size; on a node-local
 	// connection it takes a round trip.
 	p.used = true
-	if c, err = dialWS(ctx, p.url, p.panics); err != nil {
+	if c, err = dialWS(ctx, p.url, p.writeTimeout, p.panics); err != nil {
 		return nil, false, err
 	}
 	p.conns = append(p.conns, c)
@@ -79,9 +81,10 @@ func (p *wsPool) close() {
 
 // wsPools holds one pool per transformer URL.
 type wsPools struct {
-	size   int
-	panics *panics
-	pools  sync.Map // URL → *wsPool
+	size         int
+	writeTimeout time.Duration
+	panics       *panics
+	pools        sync.Map // URL → *wsPool
 }
 
 // get returns a connection to the transformer at url for one object.
@@ -106,7 +109,7 @@ func (ps *wsPools) pool(url string) *wsPool {
 		}
 		return true
 	})
-	p, _ := ps.pools.LoadOrStore(url, &wsPool{url: url, size: ps.size, panics: ps.panics})
+	p, _ := ps.pools.LoadOrStore(url, &wsPool{url: url, size: ps.size, writeTimeout: ps.writeTimeout, panics: ps.panics})
 	return p.(*wsPool)
 }
 
