@@ -118,24 +118,29 @@ func (d *dataRoot) checkDir(dir string) error {
 	return nil
 }
 
-// list returns the regular files under dir, at any depth, in lexical
-// order. Symlinks are not followed, neither to files nor to directories.
-func (d *dataRoot) list(dir string) ([]string, error) {
-	var names []string
+// walk calls visit with each regular file under dir, at any depth, in
+// lexical order, as the walk finds it: a directory of millions of files is
+// never listed whole. Symlinks are not followed, neither to files nor to
+// directories. An error of visit stops the walk and is returned as is.
+func (d *dataRoot) walk(dir string, visit func(name string) error) error {
+	var visitErr error
 	err := fs.WalkDir(d.root.FS(), dir, func(name string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if e.Type().IsRegular() {
-			names = append(names, name)
+			visitErr = visit(name)
+			return visitErr
 		}
 		return nil
 	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, notFound(fmt.Errorf("%q not found under the data root", dir))
+	switch {
+	case err == nil:
+		return nil
+	case visitErr != nil:
+		return visitErr
+	case errors.Is(err, fs.ErrNotExist):
+		return notFound(fmt.Errorf("%q not found under the data root", dir))
 	}
-	if err != nil {
-		return nil, badPath(fmt.Errorf("listing %q: %w", dir, err))
-	}
-	return names, nil
+	return badPath(fmt.Errorf("listing %q: %w", dir, err))
 }

@@ -81,22 +81,11 @@ func (r *offlineRun) execute(ctx context.Context) {
 		}
 	}()
 	req := r.status.RunRequest
-	objects, err := r.a.root.list(req.Src)
-	if err != nil {
-		r.end(wire.RunFailed, messageOf(err))
-		return
-	}
-	r.total.Store(int64(len(objects)))
 	if req.DryRun {
-		r.mu.Lock()
-		for _, o := range objects[:min(len(objects), wire.RunMaxPlanned)] {
-			r.planned = append(r.planned, wire.RunItem{Object: o, Dst: destination(req.Src, req.Dst, o)})
-		}
-		r.mu.Unlock()
-		r.end(wire.RunSucceeded, "")
+		r.plan()
 		return
 	}
-	work := make(chan string)
+	work := make(chan string, req.Workers)
 	var failed atomic.Bool
 	var wg sync.WaitGroup
 	for range req.Workers {
@@ -118,13 +107,18 @@ func (r *offlineRun) execute(ctx context.Context) {
 			}
 		})
 	}
-feed:
-	for _, o := range objects {
+	// The walk feeds the workers as it goes, a few objects ahead of them.
+	err := r.a.root.walk(req.Src, func(object string) error {
 		select {
-		case work <- o:
+		case work <- object:
+			r.total.Add(1)
+			return nil
 		case <-ctx.Done():
-			break feed
+			return context.Cause(ctx)
 		}
+	})
+	if err != nil && ctx.Err() == nil {
+		r.cancel(errors.New(messageOf(err)))
 	}
 	close(work)
 	wg.Wait()
@@ -138,6 +132,25 @@ feed:
 	default:
 		r.end(wire.RunSucceeded, "")
 	}
+}
+
+// plan lists what a dry run would do: every object counts in Total, the
+// first wire.RunMaxPlanned are planned.
+func (r *offlineRun) plan() {
+	req := r.status.RunRequest
+	err := r.a.root.walk(req.Src, func(object string) error {
+		if r.total.Add(1) <= wire.RunMaxPlanned {
+			r.mu.Lock()
+			r.planned = append(r.planned, wire.RunItem{Object: object, Dst: destination(req.Src, req.Dst, object)})
+			r.mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		r.end(wire.RunFailed, messageOf(err))
+		return
+	}
+	r.end(wire.RunSucceeded, "")
 }
 
 // transform runs one object through the pipeline into its destination.
