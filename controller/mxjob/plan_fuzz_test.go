@@ -15,33 +15,19 @@ import (
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/fuzzbytes"
 	"github.com/mlkube/mlkube/webhook/mxjob"
 )
-
-// fuzzStream hands out the fuzzer's bytes one at a time, then zeros.
-type fuzzStream []byte
-
-func (s *fuzzStream) next() byte {
-	if len(*s) == 0 {
-		return 0
-	}
-	b := (*s)[0]
-	*s = (*s)[1:]
-	return b
-}
-
-// pick returns one of options, chosen by the next byte.
-func pick[T any](s *fuzzStream, options ...T) T { return options[int(s.next())%len(options)] }
 
 // fuzzJob builds a valid, defaulted job from the stream: its mode, replica counts (up to the
 // webhook's MaxReplicas), restart, clean and success policies, suspend, backoff limit, deadline
 // and TTL.
-func fuzzJob(s *fuzzStream) *v1beta1.MxJob {
+func fuzzJob(s *fuzzbytes.Stream) *v1beta1.MxJob {
 	b, specs := builders.MxJob("j"), 1
-	if s.next()%3 == 0 {
+	if s.Next()%3 == 0 {
 		b.Local()
 	} else {
-		servers, workers := 1+int32(s.next()%3), s.next()
+		servers, workers := 1+int32(s.Next()%3), s.Next()
 		if workers == 0xFF {
 			// The webhook's bound, for one spec only: a plan for 1000 replicas takes milliseconds.
 			b.Dist(servers, v1beta1.MaxReplicas)
@@ -52,20 +38,20 @@ func fuzzJob(s *fuzzStream) *v1beta1.MxJob {
 	}
 	for i := range specs {
 		b.EditReplica(i, func(rs *v1beta1.ReplicaSpec) {
-			rs.RestartPolicy = pick(s, "", v1beta1.RestartPolicyNever, v1beta1.RestartPolicyExitCode,
+			rs.RestartPolicy = fuzzbytes.Pick(s, "", v1beta1.RestartPolicyNever, v1beta1.RestartPolicyExitCode,
 				v1beta1.RestartPolicyOnFailure, v1beta1.RestartPolicyAlways)
 		})
 	}
 	b.RunPolicy(func(rp *v1beta1.RunPolicy) {
-		rp.CleanPodPolicy = pick(s, "", v1beta1.CleanPodPolicyRunning, v1beta1.CleanPodPolicyAll, v1beta1.CleanPodPolicyNone)
-		rp.Suspend = pick(s, nil, ptrTo(false), ptrTo(true))
-		rp.BackoffLimit = pick(s, nil, ptrTo[int32](0), ptrTo[int32](2), ptrTo(v1beta1.MaxBackoffLimit))
-		rp.ActiveDeadlineSeconds = pick(s, nil, ptrTo[int64](0), ptrTo[int64](30), ptrTo[int64](600), ptrTo(v1beta1.MaxSeconds))
-		rp.TTLSecondsAfterFinished = pick(s, nil, ptrTo[int32](0), ptrTo[int32](60), ptrTo(int32(v1beta1.MaxSeconds)))
+		rp.CleanPodPolicy = fuzzbytes.Pick(s, "", v1beta1.CleanPodPolicyRunning, v1beta1.CleanPodPolicyAll, v1beta1.CleanPodPolicyNone)
+		rp.Suspend = fuzzbytes.Pick(s, nil, ptrTo(false), ptrTo(true))
+		rp.BackoffLimit = fuzzbytes.Pick(s, nil, ptrTo[int32](0), ptrTo[int32](2), ptrTo(v1beta1.MaxBackoffLimit))
+		rp.ActiveDeadlineSeconds = fuzzbytes.Pick(s, nil, ptrTo[int64](0), ptrTo[int64](30), ptrTo[int64](600), ptrTo(v1beta1.MaxSeconds))
+		rp.TTLSecondsAfterFinished = fuzzbytes.Pick(s, nil, ptrTo[int32](0), ptrTo[int32](60), ptrTo(int32(v1beta1.MaxSeconds)))
 	})
 	job := defaulted(b)
 	if job.Spec.JobMode == v1beta1.DistMode {
-		job.Spec.SuccessPolicy = pick(s, v1beta1.SuccessPolicyDefault, v1beta1.SuccessPolicyAllWorkers)
+		job.Spec.SuccessPolicy = fuzzbytes.Pick(s, v1beta1.SuccessPolicyDefault, v1beta1.SuccessPolicyAllWorkers)
 	}
 	job.Generation = 1
 	return job
@@ -90,11 +76,11 @@ func (w *jobWorld) addPod(r replica) {
 }
 
 // evolve moves each pod on as the kubelet or a person might, chosen by the stream.
-func (w *jobWorld) evolve(s *fuzzStream) {
+func (w *jobWorld) evolve(s *fuzzbytes.Stream) {
 	exitCodes := []int32{0, 1, 2, 127, 128, 137, 143, 255}
 	kept := w.pods[:0]
 	for _, p := range w.pods {
-		b := s.next()
+		b := s.Next()
 		st := &p.Status
 		switch b % 10 {
 		case 2:
@@ -122,7 +108,7 @@ func (w *jobWorld) evolve(s *fuzzStream) {
 		kept = append(kept, p)
 	}
 	w.pods = kept
-	if s.next()%16 == 0 {
+	if s.Next()%16 == 0 {
 		// A pod beyond the spec's replicas: left by hand, or by an older spec.
 		w.addPod(replica{Type: v1beta1.ReplicaTypeWorker, Index: int(count(replicaSpec(w.job, v1beta1.ReplicaTypeWorker)))})
 	}
@@ -135,14 +121,14 @@ func (w *jobWorld) terminated(code int32, ago time.Duration) []corev1.ContainerS
 }
 
 // apply carries a plan out; creates beyond a few fail, as they may against a busy API server.
-func (w *jobWorld) apply(s *fuzzStream, p plan) {
+func (w *jobWorld) apply(s *fuzzbytes.Stream, p plan) {
 	const maxCreates = 16
 	w.job.Status = *p.status.DeepCopy()
 	gone := map[string]bool{}
 	for _, d := range p.deletePods {
 		gone[d.Name] = true
 	}
-	terminating := s.next()%2 == 0
+	terminating := s.Next()%2 == 0
 	w.pods = slices.DeleteFunc(w.pods, func(pod corev1.Pod) bool { return gone[pod.Name] && !terminating })
 	for i := range w.pods {
 		if gone[w.pods[i].Name] {
@@ -174,12 +160,12 @@ func FuzzMxJobPlan(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 2, 0, 0, 2, 4, 0, 200, 5, 5, 5, 5, 9, 9})  // local, suspended, deadline, pods vanish
 	f.Add([]byte{1, 0xFF, 0xFF, 3, 3, 3, 1, 0, 3, 0, 0, 1, 30, 0})   // dist at MaxReplicas
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := fuzzStream(data)
+		s := fuzzbytes.Stream(data)
 		w := &jobWorld{job: fuzzJob(&s), now: now}
 		if errs := mxjob.ValidateCreate(w.job); len(errs) > 0 {
 			t.Fatalf("the generator made a job the webhook refuses: %v", errs)
 		}
-		steps := 1 + int(s.next()%6)
+		steps := 1 + int(s.Next()%6)
 		if len(replicasOf(w.job)) > 16 {
 			steps = 1 // a plan at the webhook's bound takes milliseconds: one is enough
 		}
@@ -189,8 +175,8 @@ func FuzzMxJobPlan(f *testing.F) {
 				return
 			}
 			w.apply(&s, p)
-			w.now = w.now.Add(time.Duration(s.next()) * pick(&s, time.Second, time.Minute))
-			if s.next()%8 == 0 {
+			w.now = w.now.Add(time.Duration(s.Next()) * fuzzbytes.Pick(&s, time.Second, time.Minute))
+			if s.Next()%8 == 0 {
 				w.job.Spec.RunPolicy.Suspend = ptrTo(w.job.Spec.RunPolicy.Suspend == nil || !*w.job.Spec.RunPolicy.Suspend)
 				w.job.Generation++
 			}

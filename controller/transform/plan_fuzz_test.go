@@ -15,23 +15,9 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/fuzzbytes"
 	"github.com/mlkube/mlkube/webhook/transform"
 )
-
-// fuzzStream hands out the fuzzer's bytes one at a time, then zeros.
-type fuzzStream []byte
-
-func (s *fuzzStream) next() byte {
-	if len(*s) == 0 {
-		return 0
-	}
-	b := (*s)[0]
-	*s = (*s)[1:]
-	return b
-}
-
-// pick returns one of options, chosen by the next byte.
-func pick[T any](s *fuzzStream, options ...T) T { return options[int(s.next())%len(options)] }
 
 var fuzzTaints = [][]corev1.Taint{
 	nil,
@@ -42,21 +28,21 @@ var fuzzTaints = [][]corev1.Taint{
 }
 
 // fuzzSpec sets the fields of a Transform's spec that decide where and whether it runs.
-func fuzzSpec(s *fuzzStream, spec *v1alpha1.TransformSpec) {
-	spec.Stopped = s.next()%4 == 0
-	spec.NodeSelector = pick(s, nil, map[string]string{"disk": "ssd"}, map[string]string{"disk": "ssd", "zone": "a"})
-	spec.Tolerations = pick(s, nil,
+func fuzzSpec(s *fuzzbytes.Stream, spec *v1alpha1.TransformSpec) {
+	spec.Stopped = s.Next()%4 == 0
+	spec.NodeSelector = fuzzbytes.Pick(s, nil, map[string]string{"disk": "ssd"}, map[string]string{"disk": "ssd", "zone": "a"})
+	spec.Tolerations = fuzzbytes.Pick(s, nil,
 		[]corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}},
 		[]corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "a100", Effect: corev1.TaintEffectNoExecute}},
 		[]corev1.Toleration{{Operator: corev1.TolerationOpExists}})
-	spec.FailurePolicy = pick(s, v1alpha1.FailureAbort, v1alpha1.FailureRestart)
-	spec.InitTimeout = pick(s, nil, &metav1.Duration{Duration: 10 * time.Second}, &metav1.Duration{Duration: v1alpha1.MaxInitTimeout})
+	spec.FailurePolicy = fuzzbytes.Pick(s, v1alpha1.FailureAbort, v1alpha1.FailureRestart)
+	spec.InitTimeout = fuzzbytes.Pick(s, nil, &metav1.Duration{Duration: 10 * time.Second}, &metav1.Duration{Duration: v1alpha1.MaxInitTimeout})
 }
 
 // fuzzNode makes node-i with labels, taints, schedulability and readiness from the stream.
-func fuzzNode(s *fuzzStream, i int) corev1.Node {
+func fuzzNode(s *fuzzbytes.Stream, i int) corev1.Node {
 	n := node(fmt.Sprintf("node-%d", i))
-	b := s.next()
+	b := s.Next()
 	if b&1 != 0 {
 		n.Labels["disk"] = "ssd"
 	}
@@ -72,7 +58,7 @@ func fuzzNode(s *fuzzStream, i int) corev1.Node {
 	if b&0xE0 == 0xE0 {
 		n.DeletionTimestamp = &metav1.Time{Time: now}
 	}
-	n.Spec.Taints = pick(s, fuzzTaints...)
+	n.Spec.Taints = fuzzbytes.Pick(s, fuzzTaints...)
 	return n
 }
 
@@ -88,10 +74,10 @@ type transformWorld struct {
 }
 
 // evolve moves the pods and nodes on as kubelets, the scheduler's users and people might.
-func (w *transformWorld) evolve(s *fuzzStream) {
+func (w *transformWorld) evolve(s *fuzzbytes.Stream) {
 	kept := w.pods[:0]
 	for _, p := range w.pods {
-		b := s.next()
+		b := s.Next()
 		st := &p.Status
 		switch b % 9 {
 		case 2:
@@ -115,7 +101,7 @@ func (w *transformWorld) evolve(s *fuzzStream) {
 		kept = append(kept, p)
 	}
 	w.pods = kept
-	b := s.next()
+	b := s.Next()
 	if i := int(b>>4) % (len(w.nodes) + 1); i < len(w.nodes) {
 		switch b % 4 {
 		case 0: // relabelled, retainted, cordoned
@@ -124,16 +110,16 @@ func (w *transformWorld) evolve(s *fuzzStream) {
 			w.nodes = slices.Delete(w.nodes, i, i+1)
 		}
 	}
-	if s.next()%8 == 0 {
+	if s.Next()%8 == 0 {
 		w.joined++
 		w.nodes = append(w.nodes, fuzzNode(s, 100+w.joined))
 	}
 }
 
 // apply carries a plan out.
-func (w *transformWorld) apply(s *fuzzStream, p plan) {
+func (w *transformWorld) apply(s *fuzzbytes.Stream, p plan) {
 	w.tr.Status = *p.status.DeepCopy()
-	terminating := s.next()%2 == 0
+	terminating := s.Next()%2 == 0
 	w.pods = slices.DeleteFunc(w.pods, func(pod corev1.Pod) bool {
 		return !terminating && slices.ContainsFunc(p.deletePods, func(d *corev1.Pod) bool { return d.Name == pod.Name })
 	})
@@ -164,19 +150,19 @@ func FuzzTransformPlan(f *testing.F) {
 	f.Add([]byte{1, 1, 1, 1, 1, 2, 1, 1, 1, 6, 0, 60, 7, 17}) // Restart, a pod exits and is replaced
 	f.Add([]byte{4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 9})   // stopped
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := fuzzStream(data)
+		s := fuzzbytes.Stream(data)
 		w := &transformWorld{tr: defaulted(builders.Transform("t").Runtime("img", "cmd")), now: now}
 		fuzzSpec(&s, &w.tr.Spec)
 		if errs := transform.ValidateCreate(w.tr); len(errs) > 0 {
 			t.Fatalf("the generator made a Transform the webhook refuses: %v", errs)
 		}
-		for i := range 1 + int(s.next()%5) {
+		for i := range 1 + int(s.Next()%5) {
 			w.nodes = append(w.nodes, fuzzNode(&s, i))
 		}
-		for steps := 1 + int(s.next()%6); steps > 0; steps-- {
+		for steps := 1 + int(s.Next()%6); steps > 0; steps-- {
 			w.apply(&s, checkedPlan(t, w))
-			w.now = w.now.Add(time.Duration(s.next()) * pick(&s, time.Second, time.Minute))
-			if s.next()%8 == 0 {
+			w.now = w.now.Add(time.Duration(s.Next()) * fuzzbytes.Pick(&s, time.Second, time.Minute))
+			if s.Next()%8 == 0 {
 				fuzzSpec(&s, &w.tr.Spec)
 				w.tr.Generation++
 			}
