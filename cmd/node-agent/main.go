@@ -19,6 +19,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
@@ -106,7 +107,13 @@ func run(listen string, opts agent.Options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	transforms, err := cache.New(ctrl.GetConfigOrDie(), cache.Options{Scheme: scheme.New()})
+	transforms, err := cache.New(ctrl.GetConfigOrDie(), cache.Options{
+		Scheme: scheme.New(),
+		// Only what the agent reads of each Transform is kept (agent.TrimTransform).
+		ByObject: map[client.Object]cache.ByObject{
+			&etlv1alpha1.Transform{}: {Transform: agent.TrimTransform(opts.Node)},
+		},
+	})
 	if err != nil {
 		return fmt.Errorf("transform cache: %w", err)
 	}

@@ -37,3 +37,31 @@ func (r CacheResolver) Lookup(ctx context.Context, namespace, name string) (Targ
 	}
 	return TargetOf(&t, r.Node)
 }
+
+// TrimTransform is the agent's cache transform for Transforms: it keeps only what TargetOf reads,
+// and of the per-node status only node's entry. Every agent watches every Transform of the
+// cluster, so what it caches is multiplied by the number of nodes; a Transform's code, pod
+// template, environment, 128 recorded errors and the other nodes' entries would be held by each
+// agent for nothing.
+func TrimTransform(node string) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		t, ok := obj.(*etlv1alpha1.Transform)
+		if !ok {
+			return obj, nil
+		}
+		trimmed := &etlv1alpha1.Transform{TypeMeta: t.TypeMeta}
+		trimmed.Name, trimmed.Namespace, trimmed.UID = t.Name, t.Namespace, t.UID
+		trimmed.ResourceVersion, trimmed.Generation = t.ResourceVersion, t.Generation
+		trimmed.DeletionTimestamp = t.DeletionTimestamp
+		s := t.Spec
+		trimmed.Spec = etlv1alpha1.TransformSpec{
+			Stopped: s.Stopped, Communication: s.Communication, Argument: s.Argument, ObjectTimeout: s.ObjectTimeout,
+		}
+		trimmed.Status.Stage, trimmed.Status.Reason = t.Status.Stage, t.Status.Reason
+		if ns, ok := nodeStatus(t.Status.Nodes, node); ok {
+			ns.Counters = etlv1alpha1.Counters{}
+			trimmed.Status.Nodes = []etlv1alpha1.NodeStatus{ns}
+		}
+		return trimmed, nil
+	}
+}

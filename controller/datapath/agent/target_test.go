@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -64,6 +65,12 @@ func TestTargetOf(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("target (-want +got):\n%s", diff)
 			}
+			// What the agent's cache keeps of a Transform must give the same answer.
+			trimmed, _ := TrimTransform(testNode)(tc.transform.DeepCopy())
+			gotTrimmed, errTrimmed := TargetOf(trimmed.(*etlv1alpha1.Transform), testNode)
+			if diff := cmp.Diff(got, gotTrimmed); diff != "" || (err == nil) != (errTrimmed == nil) {
+				t.Errorf("target of the trimmed Transform differs (-full +trimmed):\n%s\nerrors %v / %v", diff, err, errTrimmed)
+			}
 		})
 	}
 }
@@ -116,5 +123,36 @@ func TestParseTransformPathBoundsAllocation(t *testing.T) {
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(2*len(path)) {
 		t.Errorf("refusing a %d-byte path allocated %d bytes; want at most twice the path", len(path), got)
+	}
+}
+
+// The cache keeps none of what the agent does not read: code, templates, recorded errors, other
+// nodes' entries.
+func TestTrimTransformDropsWhatTheAgentDoesNotRead(t *testing.T) {
+	tr := running(func(t *etlv1alpha1.Transform) {
+		t.Spec.Code = &etlv1alpha1.CodeSpec{Runtime: "python3.11", Source: strings.Repeat("x", 1<<20)}
+		t.Spec.Env = []corev1.EnvVar{{Name: "K", Value: "V"}}
+		t.Status.Errors = make([]etlv1alpha1.ObjectError, etlv1alpha1.MaxObjectErrors)
+		t.Status.Nodes[1].Counters = etlv1alpha1.Counters{Objects: 7}
+		t.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+		t.Annotations = map[string]string{"a": "b"}
+		t.ResourceVersion = "42"
+	})
+	got, err := TrimTransform(testNode)(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &etlv1alpha1.Transform{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t", ResourceVersion: "42"},
+		Spec:       etlv1alpha1.TransformSpec{Communication: "ws", Argument: "fqn"},
+		Status: etlv1alpha1.TransformStatus{Stage: etlv1alpha1.StageRunning, Nodes: []etlv1alpha1.NodeStatus{
+			{Node: testNode, Pod: "t-2", IP: "10.0.0.2", Port: 9000, Ready: true},
+		}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed (-want +got):\n%s", diff)
+	}
+	if other, _ := TrimTransform(testNode)(&corev1.Pod{}); other == nil {
+		t.Error("an object of another type must pass through unchanged")
 	}
 }
