@@ -39,9 +39,10 @@ func fuzzSpec(s *fuzzbytes.Stream, spec *v1alpha1.TransformSpec) {
 	spec.InitTimeout = fuzzbytes.Pick(s, nil, &metav1.Duration{Duration: 10 * time.Second}, &metav1.Duration{Duration: v1alpha1.MaxInitTimeout})
 }
 
-// fuzzNode makes node-i with labels, taints, schedulability and readiness from the stream.
-func fuzzNode(s *fuzzbytes.Stream, i int) corev1.Node {
-	n := node(fmt.Sprintf("node-%d", i))
+// fuzzNode makes the node called name with labels, taints, schedulability and readiness from the
+// stream.
+func fuzzNode(s *fuzzbytes.Stream, name string) corev1.Node {
+	n := node(name)
 	b := s.Next()
 	if b&1 != 0 {
 		n.Labels["disk"] = "ssd"
@@ -104,15 +105,15 @@ func (w *transformWorld) evolve(s *fuzzbytes.Stream) {
 	b := s.Next()
 	if i := int(b>>4) % (len(w.nodes) + 1); i < len(w.nodes) {
 		switch b % 4 {
-		case 0: // relabelled, retainted, cordoned
-			w.nodes[i] = fuzzNode(s, i)
+		case 0: // relabelled, retainted, cordoned; a node keeps its name, which is unique
+			w.nodes[i] = fuzzNode(s, w.nodes[i].Name)
 		case 1: // gone
 			w.nodes = slices.Delete(w.nodes, i, i+1)
 		}
 	}
 	if s.Next()%8 == 0 {
 		w.joined++
-		w.nodes = append(w.nodes, fuzzNode(s, 100+w.joined))
+		w.nodes = append(w.nodes, fuzzNode(s, fmt.Sprintf("node-%d", 100+w.joined)))
 	}
 }
 
@@ -157,7 +158,7 @@ func FuzzTransformPlan(f *testing.F) {
 			t.Fatalf("the generator made a Transform the webhook refuses: %v", errs)
 		}
 		for i := range 1 + int(s.Next()%5) {
-			w.nodes = append(w.nodes, fuzzNode(&s, i))
+			w.nodes = append(w.nodes, fuzzNode(&s, fmt.Sprintf("node-%d", i)))
 		}
 		for steps := 1 + int(s.Next()%6); steps > 0; steps-- {
 			w.apply(&s, checkedPlan(t, w))
