@@ -12,9 +12,11 @@ import (
 // node's data root, the environment, the io shim's install and command line, and the images of the
 // code runtimes. Both sides name these through this file, so they cannot drift apart.
 
-// DataRoot holds each node's data root, DataRoot/<node>, on the host. The node agent and fqn
-// transformers mount their node's directory at DataRoot itself, so a path the agent sends names the
-// same file in every container; one directory per node keeps nodes apart where they share storage.
+// DataRoot holds each node's data root, DataRoot/<node>, on the host, and in it each namespace's
+// data, DataRoot/<node>/<namespace>. The node agent mounts its node's directory at DataRoot; an fqn
+// transformer mounts only its namespace's directory there, read-only, so the path the agent sends
+// (DataRoot/<object>, the object named within the namespace) names the same file in both
+// containers. One directory per node keeps nodes apart where they share storage.
 const DataRoot = "/var/lib/mlkube/data"
 
 // The environment of transformer containers, besides EnvPort and EnvFQNRoot.

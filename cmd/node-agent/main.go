@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +26,7 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/datapath/agent"
 	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/internal/access"
 	"github.com/mlkube/mlkube/internal/egress"
 )
 
@@ -32,12 +34,12 @@ import (
 const defaultPort = 8080
 
 func main() {
-	listen, opts, err := parseFlags(os.Args[1:], os.Getenv)
+	srv, opts, err := parseFlags(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
 	if err == nil {
-		err = run(listen, opts)
+		err = run(srv, opts)
 	}
 	if err != nil {
 		slog.Error("node agent failed", "error", err)
@@ -45,13 +47,17 @@ func main() {
 	}
 }
 
+// serving is where the agent listens and whose tokens it takes.
+type serving struct{ listen, audience string }
+
 // parseFlags reads the agent's flags from args and its environment through
 // getenv.
-func parseFlags(args []string, getenv func(string) string) (listen string, opts agent.Options, err error) {
+func parseFlags(args []string, getenv func(string) string) (srv serving, opts agent.Options, err error) {
 	opts = agent.DefaultOptions()
 	opts.Node = getenv("NODE_NAME")
 	fs := flag.NewFlagSet("node-agent", flag.ContinueOnError)
-	fs.StringVar(&listen, "listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
+	fs.StringVar(&srv.listen, "listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
+	fs.StringVar(&srv.audience, "token-audience", wire.Audience, "the audience callers' ServiceAccount tokens must be issued for (docs/datapath-rbac.md)")
 	fs.StringVar(&opts.DataRoot, "data-root", wire.DataRoot, "the node's data directory; objects are named relative to it")
 	fs.StringVar(&opts.AdvertiseURL, "advertise-url", advertiseURL(getenv("POD_IP"), defaultPort),
 		"base URL transformers reach the agent at, for hpull (default http://$POD_IP:8080)")
@@ -70,10 +76,10 @@ func parseFlags(args []string, getenv func(string) string) (listen string, opts 
 	srcAllowed := fs.String("src-allowed-cidrs", "",
 		"comma-separated networks ?src= may reach even when denied (an object store inside the cluster)")
 	if err := fs.Parse(args); err != nil {
-		return "", opts, err
+		return srv, opts, err
 	}
 	opts.Src, err = egress.Parse(*srcHosts, *srcDenied, *srcAllowed)
-	return listen, opts, err
+	return srv, opts, err
 }
 
 // maxHeaderBytes bounds a request's headers: a request line with the
@@ -101,13 +107,20 @@ func advertiseURL(podIP string, port int) string {
 	return "http://" + net.JoinHostPort(podIP, strconv.Itoa(port))
 }
 
-func run(listen string, opts agent.Options) error {
+func run(s serving, opts agent.Options) error {
 	if opts.Node == "" {
 		return errors.New("NODE_NAME is not set")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	transforms, err := cache.New(ctrl.GetConfigOrDie(), cache.Options{
+	cfg := ctrl.GetConfigOrDie()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("API client: %w", err)
+	}
+	// Every caller is reviewed by the API server, answers cached briefly.
+	opts.Access = access.NewReviewer(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews(), access.DefaultOptions(s.audience))
+	transforms, err := cache.New(cfg, cache.Options{
 		Scheme: scheme.New(),
 		// Only what the agent reads of each Transform is kept (agent.TrimTransform).
 		ByObject: map[client.Object]cache.ByObject{
@@ -140,10 +153,10 @@ func run(listen string, opts agent.Options) error {
 		return err
 	}
 	defer a.Close()
-	srv := newServer(listen, a)
+	srv := newServer(s.listen, a)
 	served := make(chan error, 1)
 	go func() { served <- srv.ListenAndServe() }()
-	slog.Info("node agent serving", "node", opts.Node, "listen", listen, "dataRoot", opts.DataRoot, "srcAllowedHosts", opts.Src.Hosts)
+	slog.Info("node agent serving", "node", opts.Node, "listen", s.listen, "tokenAudience", s.audience, "dataRoot", opts.DataRoot, "srcAllowedHosts", opts.Src.Hosts)
 	select {
 	case err := <-served:
 		return err

@@ -69,7 +69,7 @@ func buildPod(t *v1alpha1.Transform, node string) *corev1.Pod {
 		wrapWithIOShim(spec)
 	}
 	if t.Spec.Argument == v1alpha1.ArgFQN {
-		mountDataRoot(spec, node)
+		mountDataRoot(spec, node, t.Namespace)
 	}
 	// A transformer that exits is a failure the controller handles (Abort or Restart with
 	// backoff); the kubelet must not hide it by restarting the container in place.
@@ -147,12 +147,13 @@ func wrapWithIOShim(spec *corev1.PodSpec) {
 	c.VolumeMounts = append(c.VolumeMounts, mount)
 }
 
-// mountDataRoot gives an fqn transformer its node's data root, read-only, at wire.DataRoot: the path
-// the node agent names files by.
-func mountDataRoot(spec *corev1.PodSpec, node string) {
+// mountDataRoot gives an fqn transformer its namespace's directory of the node's data root,
+// read-only, at wire.DataRoot: the path the node agent names the namespace's files by. No other
+// namespace's data is in the pod.
+func mountDataRoot(spec *corev1.PodSpec, node, namespace string) {
 	hostPathType := corev1.HostPathDirectoryOrCreate
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: dataRootVolumeName, VolumeSource: corev1.VolumeSource{
-		HostPath: &corev1.HostPathVolumeSource{Path: path.Join(wire.DataRoot, node), Type: &hostPathType}}})
+		HostPath: &corev1.HostPathVolumeSource{Path: path.Join(wire.DataRoot, node, namespace), Type: &hostPathType}}})
 	c := &spec.Containers[0]
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: wire.DataRoot, ReadOnly: true})
 	c.Env = append(c.Env, corev1.EnvVar{Name: wire.EnvFQNRoot, Value: wire.DataRoot})

@@ -68,8 +68,8 @@ func TestBuildPodForms(t *testing.T) {
 	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != wire.DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != wire.DataRoot {
 		t.Errorf("fqn container lacks the data root: %+v", c)
 	}
-	if hp := buildPod(fqn, "node-1").Spec.Volumes[0].HostPath; hp == nil || hp.Path != wire.DataRoot+"/node-1" {
-		t.Errorf("fqn data root volume %+v; want the node's own directory", hp)
+	if hp := buildPod(fqn, "node-1").Spec.Volumes[0].HostPath; hp == nil || hp.Path != wire.DataRoot+"/node-1/"+fqn.Namespace {
+		t.Errorf("fqn data root volume %+v; want only its namespace's directory of the node's", hp)
 	}
 }
 

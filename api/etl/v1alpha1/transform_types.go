@@ -16,7 +16,7 @@ type Communication string
 const (
 	// CommHPush: the agent PUTs the object to the transformer and reads the result from the reply.
 	CommHPush Communication = "hpush"
-	// CommHPull: the transformer fetches the object from the agent (inline: the client is redirected).
+	// CommHPull: the transformer fetches the object from the agent, which answers the client.
 	CommHPull Communication = "hpull"
 	// CommIO: the transformer is a command reading stdin and writing stdout, run per object by a shim.
 	CommIO Communication = "io"

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -20,9 +21,15 @@ import (
 type Options struct {
 	// Node is the node the agent serves, reported in errors and stats.
 	Node string
-	// DataRoot is the node's data directory; objects are named relative
-	// to it, and transformers mount it at the same path.
+	// DataRoot is the node's data directory. Each namespace's objects are
+	// under DataRoot/<namespace>, named relative to it.
 	DataRoot string
+	// TransformerDataRoot is where fqn transformers see their namespace's
+	// directory of the data root (mounted read-only; wire.DataRoot).
+	TransformerDataRoot string
+	// Access authenticates and authorizes every caller (access.Reviewer);
+	// the agent refuses to start without one.
+	Access Authorizer
 	// AdvertiseURL is the agent's base URL as transformers reach it
 	// ("http://<pod IP>:<port>"), for hpull sources.
 	AdvertiseURL string
@@ -57,7 +64,8 @@ type Options struct {
 // AdvertiseURL and Resolver are left to the caller.
 func DefaultOptions() Options {
 	return Options{
-		MaxObjectSize: 5 << 30, WSConns: 4,
+		TransformerDataRoot: wire.DataRoot,
+		MaxObjectSize:       5 << 30, WSConns: 4,
 		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256,
 		StreamIdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, PingInterval: 30 * time.Second,
 		Log: slog.Default(),
@@ -66,8 +74,9 @@ func DefaultOptions() Options {
 
 // Agent serves the data path API of one node.
 type Agent struct {
-	opts     Options
-	root     *dataRoot
+	opts Options
+	// root is the node's data directory (see dataRoot).
+	root     *os.Root
 	resolver Resolver
 	log      *slog.Logger
 	// src fetches ?src= objects within opts.Src; transformers carries
@@ -90,6 +99,9 @@ func New(opts Options) (*Agent, error) {
 	if opts.Resolver == nil {
 		return nil, errors.New("agent: no resolver")
 	}
+	if opts.Access == nil {
+		return nil, errors.New("agent: no authorizer: every caller must be authenticated and authorized")
+	}
 	if opts.WSConns < 1 {
 		return nil, fmt.Errorf("agent: %d ws connections per transformer", opts.WSConns)
 	}
@@ -102,7 +114,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("agent: stream idle timeout %s, write timeout %s and ping interval %s must be positive",
 			opts.StreamIdleTimeout, opts.WriteTimeout, opts.PingInterval)
 	}
-	root, err := openDataRoot(opts.DataRoot)
+	root, err := openNodeRoot(opts.DataRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -161,14 +173,14 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveStream(w, r)
 	case strings.HasPrefix(path, wire.RunsPath):
 		a.serveOffline(w, r)
-	case strings.HasPrefix(path, PathObjects):
-		a.serveObject(w, r)
 	case strings.HasPrefix(path, PathInflight):
+		// A transformer's fetch carries no token: the unguessable, one-time
+		// id is its capability (see inflight).
 		a.inflight.serve(w, r)
 	case path == wire.StatsPath:
-		a.stats.serve(w, r)
+		a.serveNonResource(w, r, http.HandlerFunc(a.stats.serve))
 	case path == PathMetrics:
-		a.promHandler.ServeHTTP(w, r)
+		a.serveNonResource(w, r, a.promHandler)
 	case path == PathHealth:
 		_, _ = io.WriteString(w, "ok") // a client that went away has nothing to be told
 	default:
@@ -185,5 +197,5 @@ func (a *Agent) Close() {
 	a.ws.close()
 	a.transformers.CloseIdleConnections()
 	a.src.CloseIdleConnections()
-	a.root.root.Close()
+	a.root.Close()
 }

@@ -41,8 +41,8 @@ import (
 // streamWindow objects in flight on one WebSocket to the agent, which
 // pipelines them over its pool, so no hop pays a per-object HTTP exchange.
 // The 64 MiB object is a single stream (one object on one stream). hpull is driven the way its clients use it: a
-// GET of an object in the data root, which the agent redirects to the
-// transformer, which fetches the object from the agent.
+// GET of an object in the data root, which the transformer fetches from the
+// agent as an in-flight capability.
 func BenchmarkDataPath(b *testing.B) {
 	for _, size := range []int{4 << 10, 64 << 10, 1 << 20, 64 << 20} {
 		b.Run(sizeName(size), func(b *testing.B) {

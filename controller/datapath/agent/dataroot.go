@@ -15,15 +15,22 @@ import (
 	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
-// dataRoot is the node's data directory. Every object is opened through an
-// os.Root, which refuses symlinks that lead out of it (openat-style
-// confinement), on top of the name checks of wire.CheckObject.
+// dataRoot is one namespace's part of the node's data directory,
+// <node root>/<namespace>: every request names objects relative to its
+// namespace's directory, so no request of one namespace can name another's
+// data. Each operation opens the namespace's directory as an os.Root of its
+// own, which refuses symlinks that lead out of it (openat-style
+// confinement, into another namespace too), on top of the name checks of
+// wire.CheckObject. Names in errors are the caller's.
 type dataRoot struct {
-	dir  string
-	root *os.Root
+	node *os.Root
+	ns   string
+	// fqnDir is where fqn transformers of the namespace see its directory.
+	fqnDir string
 }
 
-func openDataRoot(dir string) (*dataRoot, error) {
+// openNodeRoot opens the node's data directory.
+func openNodeRoot(dir string) (*os.Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("data root: %w", err)
@@ -32,7 +39,20 @@ func openDataRoot(dir string) (*dataRoot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data root: %w", err)
 	}
-	return &dataRoot{dir: abs, root: root}, nil
+	return root, nil
+}
+
+// enter opens the namespace's directory: 404 when the namespace has no data
+// on the node. The caller closes it; files opened through it stay open.
+func (d *dataRoot) enter() (*os.Root, error) {
+	r, err := d.node.OpenRoot(d.ns)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, notFound(fmt.Errorf("namespace %s has no data on node", d.ns))
+	case err != nil:
+		return nil, withStatus(http.StatusInternalServerError, fmt.Errorf("the data of namespace %s: %w", d.ns, err))
+	}
+	return r, nil
 }
 
 // open opens object for reading and returns it with its size: 404 when it
@@ -41,8 +61,16 @@ func (d *dataRoot) open(object string) (*os.File, int64, error) {
 	if err := wire.CheckObject(object); err != nil {
 		return nil, 0, badPath(err)
 	}
+	root, err := d.enter()
+	if errors.Is(err, fs.ErrNotExist) || statusOf(err) == http.StatusNotFound {
+		return nil, 0, notFound(fmt.Errorf("object %q not found", object))
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer root.Close()
 	// O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
-	f, err := d.root.OpenFile(object, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(object, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, notFound(fmt.Errorf("object %q not found", object))
 	}
@@ -57,9 +85,8 @@ func (d *dataRoot) open(object string) (*os.File, int64, error) {
 	return f, fi.Size(), nil
 }
 
-// fqn is the path of object on the node, which transformers see at the same
-// place.
-func (d *dataRoot) fqn(object string) string { return filepath.Join(d.dir, object) }
+// fqn is the path of object as fqn transformers see it.
+func (d *dataRoot) fqn(object string) string { return filepath.Join(d.fqnDir, object) }
 
 // create writes what r yields to the object name through tmp, a name beside
 // it, renamed to name once complete: no partial object is ever under name,
@@ -69,12 +96,21 @@ func (d *dataRoot) create(name, tmp string, r io.Reader, buf []byte) error {
 	if err := wire.CheckObject(name); err != nil {
 		return badPath(err)
 	}
-	if dir := path.Dir(name); dir != "." {
-		if err := d.root.MkdirAll(dir, 0o755); err != nil {
-			return storageError(name, err)
+	root, err := d.enter()
+	if statusOf(err) == http.StatusNotFound {
+		// The namespace's first data on the node.
+		if err = d.node.Mkdir(d.ns, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+			root, err = d.enter()
 		}
 	}
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return storageError(name, err)
+	}
+	defer root.Close()
+	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+		return storageError(name, err)
+	}
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return storageError(name, err)
 	}
@@ -83,12 +119,12 @@ func (d *dataRoot) create(name, tmp string, r io.Reader, buf []byte) error {
 		dstErr = err
 	}
 	if dstErr == nil && srcErr == nil {
-		dstErr = d.root.Rename(tmp, name)
+		dstErr = root.Rename(tmp, name)
 	}
 	if srcErr != nil || dstErr != nil {
 		// Best effort: the failure below is what the caller is told, and a
 		// tmp left behind never shows as the object.
-		_ = d.root.Remove(tmp)
+		_ = root.Remove(tmp)
 	}
 	if srcErr != nil {
 		return srcErr
@@ -106,10 +142,15 @@ func storageError(name string, err error) error {
 // checkDir answers 404 when dir does not exist and 400 when it is not a
 // directory.
 func (d *dataRoot) checkDir(dir string) error {
-	fi, err := d.root.Stat(dir)
+	root, err := d.enter()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	fi, err := root.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return notFound(fmt.Errorf("%q not found under the data root", dir))
+		return notFound(fmt.Errorf("%q not found in the namespace's data", dir))
 	case err != nil:
 		return badPath(fmt.Errorf("%q: %w", dir, err))
 	case !fi.IsDir():
@@ -123,8 +164,13 @@ func (d *dataRoot) checkDir(dir string) error {
 // never listed whole. Symlinks are not followed, neither to files nor to
 // directories. An error of visit stops the walk and is returned as is.
 func (d *dataRoot) walk(dir string, visit func(name string) error) error {
+	root, err := d.enter()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	var visitErr error
-	err := fs.WalkDir(d.root.FS(), dir, func(name string, e fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), dir, func(name string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -140,7 +186,7 @@ func (d *dataRoot) walk(dir string, visit func(name string) error) error {
 	case visitErr != nil:
 		return visitErr
 	case errors.Is(err, fs.ErrNotExist):
-		return notFound(fmt.Errorf("%q not found under the data root", dir))
+		return notFound(fmt.Errorf("%q not found in the namespace's data", dir))
 	}
 	return badPath(fmt.Errorf("listing %q: %w", dir, err))
 }

@@ -4,8 +4,13 @@
 // Clients call the inline API (design/etl.md, "Node data path agent"):
 //
 //	PUT /v1/transform/{namespace}/{name}/{object...}        the body is the object
-//	GET /v1/transform/{namespace}/{name}/{object...}        the object is read from the data root
+//	GET /v1/transform/{namespace}/{name}/{object...}        the object is read from the namespace's data
 //	GET /v1/transform/{namespace}/{name}/{object...}?src=U  the object is fetched from U
+//
+// Every caller presents a ServiceAccount token for the data path's audience
+// (wire.Audience) and RBAC decides what it may do (Options.Access, package
+// internal/access, docs/datapath-rbac.md). Each namespace's data is its own
+// directory of the node's data root, and objects are named within it.
 //
 // ?src= is off unless the operator allows hosts (Options.Src, package
 // internal/egress): the agent would otherwise fetch any URL from inside the
@@ -15,10 +20,10 @@
 // reaches every transformer. Failures answer JSON Error with a status that
 // says what went wrong. For ws Transforms, GET /v1/stream/{namespace}/{name}
 // upgrades to a WebSocket on which a client pipelines many objects (see
-// PathStream). The agent also serves raw objects from its data root
-// (GET /v1/objects/{object...}) and objects in flight (GET /v1/inflight/{id})
-// for hpull transformers, its statistics (GET /v1/stats, package stats),
-// Prometheus metrics (GET /metrics) and GET /healthz.
+// PathStream). hpull transformers fetch their objects from the agent as
+// one-time capabilities (GET /v1/inflight/{id}, see PathInflight); clients
+// never talk to transformers. The agent also serves its statistics
+// (GET /v1/stats), Prometheus metrics (GET /metrics) and GET /healthz.
 //
 // Node-wide caps (Options.MaxOfflineRuns, MaxOfflineWorkers, MaxStreams)
 // answer 429 past them: a few callers must not take the whole node. Client

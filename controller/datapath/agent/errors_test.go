@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 )
 
@@ -29,11 +28,7 @@ func TestTransformerError(t *testing.T) {
 				"PUT":          e.put("bad", "obj", wire.Query{}, []byte("x")),
 				"PUT pipeline": e.put("echo>>bad", "obj", wire.Query{}, []byte("x")),
 			}
-			if comm != etlv1alpha1.CommHPull {
-				// Inline hpull GETs are redirected: the transformer
-				// answers the client itself (see TestHPullRedirect).
-				answers["GET"] = e.get("bad", "obj", wire.Query{})
-			}
+			answers["GET"] = e.get("bad", "obj", wire.Query{})
 			for name, a := range answers {
 				if a.status != http.StatusBadGateway {
 					t.Errorf("%s: status %d, want 502: %s", name, a.status, a.body)
@@ -128,9 +123,12 @@ func TestRequestErrors(t *testing.T) {
 		"too large file":           {request{"GET", tr("io", "big"), nil}, 413},
 		"too large file hpull":     {request{"PUT", tr("hpull", "obj"), io.MultiReader(bytes.NewReader(large))}, 413},
 		"method":                   {request{"POST", tr("hpush", "obj"), nil}, 405},
-		"raw object dot-dot":       {request{"GET", PathObjects + "%2E%2E/x", nil}, 400},
-		"raw object symlink":       {request{"GET", PathObjects + "escape", nil}, 400},
-		"raw object missing":       {request{"GET", PathObjects + "missing", nil}, 404},
+		// Raw objects are served only to transformers, as in-flight capabilities.
+		"raw object":          {request{"GET", "/v1/objects/obj", nil}, 404},
+		"namespace dot-dot":   {request{"GET", PathTransform + "../hpush/obj", nil}, 400},
+		"namespace dot":       {request{"GET", PathTransform + "./hpush/obj", nil}, 400},
+		"namespace escaped":   {request{"GET", PathTransform + "%2E%2E/hpush/obj", nil}, 400},
+		"namespace uppercase": {request{"GET", PathTransform + "Default/hpush/obj", nil}, 400},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/access"
 	"github.com/mlkube/mlkube/sdk/transformer"
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
@@ -41,22 +45,74 @@ func (r *fakeResolver) Lookup(_ context.Context, namespace, name string) (Target
 	return Target{}, ErrUnknownTransform
 }
 
+// rbac is a fake Authorizer: callers are tokens, and each token may do the
+// requests listed for it (by their String). A nil rbac allows every caller.
+type rbac struct {
+	mu      sync.Mutex
+	allowed map[string]map[string]bool // token → request → allowed
+	asked   []string                   // "token: request", in order
+}
+
+func (f *rbac) Check(_ context.Context, r *http.Request, reqs ...access.Request) (access.Caller, error) {
+	if f == nil {
+		return access.Caller{Name: "test"}, nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	token := access.BearerToken(r)
+	grants, ok := f.allowed[token]
+	if !ok {
+		return access.Caller{}, fmt.Errorf("%w: unknown token %q", access.ErrUnauthenticated, token)
+	}
+	for _, q := range reqs {
+		f.asked = append(f.asked, token+": "+q.String())
+		if !grants[q.String()] {
+			return access.Caller{Name: token}, fmt.Errorf("%w: %s may not %s", access.ErrForbidden, token, q)
+		}
+	}
+	return access.Caller{Name: token}, nil
+}
+
+// grant lets token do reqs.
+func (f *rbac) grant(token string, reqs ...access.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.allowed[token] == nil {
+		f.allowed[token] = map[string]bool{}
+	}
+	for _, q := range reqs {
+		f.allowed[token][q.String()] = true
+	}
+}
+
 // env is an agent on loopback with its data root, and transformers added
-// to it by name.
+// to it by name. Its Transforms are of namespace default, whose data is
+// root (<DataRoot>/default).
 type env struct {
 	t        testing.TB
+	base     string
 	root     string
 	agent    *Agent
 	url      string
 	client   *http.Client
 	resolver *fakeResolver
+	// token is sent with every request of do, when set.
+	token string
 }
 
 func newEnv(t testing.TB, configure ...func(*Options)) *env {
-	e := &env{t: t, root: t.TempDir(), resolver: &fakeResolver{targets: map[string]Target{}, errs: map[string]error{}}}
+	e := &env{t: t, base: t.TempDir(), resolver: &fakeResolver{targets: map[string]Target{}, errs: map[string]error{}}}
+	e.root = filepath.Join(e.base, "default")
+	if err := os.Mkdir(e.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewUnstartedServer(nil)
 	opts := DefaultOptions()
-	opts.Node, opts.DataRoot, opts.Resolver = testNode, e.root, e.resolver
+	opts.Node, opts.DataRoot, opts.Resolver = testNode, e.base, e.resolver
+	// The test's transformers see the namespace's directory where it is,
+	// as pods see it mounted at wire.DataRoot.
+	opts.TransformerDataRoot = e.root
+	opts.Access = (*rbac)(nil)
 	opts.AdvertiseURL = "http://" + srv.Listener.Addr().String()
 	for _, c := range configure {
 		c(&opts)
@@ -104,7 +160,7 @@ func (e *env) transformURL(name, object string, q wire.Query) string {
 	return wire.ObjectURL(e.url+PathTransform+"default/"+name, object, q)
 }
 
-// answer is what the agent (or, after a redirect, the transformer) answered.
+// answer is what the agent answered.
 type answer struct {
 	status int
 	body   []byte
@@ -115,6 +171,9 @@ func (e *env) do(method, url string, body io.Reader) answer {
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {

@@ -6,40 +6,41 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 )
 
-// hpull lets the transformer fetch the object: from the agent's raw object
-// URL, from the client's ?src= when the Transform's argument is url, as a
-// path on the node when it is fqn, or else from an in-flight URL that streams
-// the bytes the agent holds. Inline, single-stage GETs are redirected to the
-// transformer instead (see redirectURL); this GETs the URL itself.
+// hpull lets the transformer fetch the object: as a path on the node when
+// the Transform's argument is fqn, or else from an in-flight URL of the
+// agent that streams the bytes once, to that transformer (see inflight). The
+// agent fetches a ?src= object itself, within its egress policy, rather
+// than hand the URL on, and answers the client with the transformer's
+// result: transformers take traffic from agents only.
 type hpull struct{ a *Agent }
 
 func (h hpull) transform(ctx context.Context, t Target, in input, exceeded *atomic.Bool) (io.ReadCloser, int64, error) {
-	u, err := h.a.pullURL(t, in)
+	if sendsFQN(t, in) {
+		fqn, err := fqnOf(in)
+		if err != nil {
+			return nil, 0, err
+		}
+		u := wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, FQN: fqn})
+		return h.a.roundTrip(mustGet(ctx, u))
+	}
+	body, size, err := h.a.openBytes(in, exceeded)
 	if err != nil {
 		return nil, 0, err
 	}
-	if u == "" {
-		body, size, err := h.a.openBytes(in, exceeded)
-		if err != nil {
-			return nil, 0, err
-		}
-		id, remove := h.a.inflight.add(body, size)
-		release := func() { body.Close(); remove() }
-		u = wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, Src: h.a.opts.AdvertiseURL + PathInflight + id})
-		// The transformer may still fetch the bytes while it answers:
-		// they are released with the result.
-		result, n, err := h.a.roundTrip(mustGet(ctx, u))
-		if err != nil {
-			release()
-			return nil, 0, err
-		}
-		return readCloser{result, closers{result, closerFunc(release)}}, n, nil
+	id, remove := h.a.inflight.add(body, size, peerOf(t.URL))
+	release := func() { body.Close(); remove() }
+	u := wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, Src: h.a.opts.AdvertiseURL + PathInflight + id})
+	// The transformer may still fetch the bytes while it answers: they are
+	// released with the result.
+	result, n, err := h.a.roundTrip(mustGet(ctx, u))
+	if err != nil {
+		release()
+		return nil, 0, err
 	}
-	return h.a.roundTrip(mustGet(ctx, u))
+	return readCloser{result, closers{result, closerFunc(release)}}, n, nil
 }
 
 type closerFunc func()
@@ -57,29 +58,6 @@ func (cs closers) Close() error {
 		}
 	}
 	return first
-}
-
-// pullURL returns the URL the transformer answers in for an object it can
-// fetch by itself, or "" when only the agent holds the bytes.
-func (a *Agent) pullURL(t Target, in input) (string, error) {
-	q := wire.Query{Args: in.args}
-	switch {
-	case sendsFQN(t, in):
-		if err := a.checkLocal(in.object); err != nil {
-			return "", err
-		}
-		q.FQN = a.root.fqn(in.object)
-	case in.local:
-		if err := a.checkLocal(in.object); err != nil {
-			return "", err
-		}
-		q.Src = a.opts.AdvertiseURL + PathObjects + wire.ObjectPath(in.object)[1:]
-	case in.src != "" && t.Argument == etlv1alpha1.ArgURL:
-		q.Src = in.src
-	default:
-		return "", nil
-	}
-	return wire.ObjectURL(t.URL, in.object, q), nil
 }
 
 // mustGet builds a GET of a URL built by wire.ObjectURL, which always parses.

@@ -18,8 +18,8 @@ func (h hpush) transform(ctx context.Context, t Target, in input, exceeded *atom
 	var body io.ReadCloser
 	size := int64(0)
 	if sendsFQN(t, in) {
-		q.FQN = h.a.root.fqn(in.object)
-		if err := h.a.checkLocal(in.object); err != nil {
+		var err error
+		if q.FQN, err = fqnOf(in); err != nil {
 			return nil, 0, err
 		}
 	} else {
@@ -71,12 +71,13 @@ func (a *Agent) roundTrip(req *http.Request) (io.ReadCloser, int64, error) {
 // maxMessageSize bounds the error message read from a transformer.
 const maxMessageSize = 64 << 10
 
-// checkLocal checks that object is a regular file inside the data root
-// before its path is handed to a transformer.
-func (a *Agent) checkLocal(object string) error {
-	f, _, err := a.root.open(object)
+// fqnOf is the path of in's object as an fqn transformer sees it, once the
+// object is checked to be a regular file inside its namespace's data.
+func fqnOf(in input) (string, error) {
+	f, _, err := in.data.open(in.object)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return f.Close()
+	f.Close()
+	return in.data.fqn(in.object), nil
 }

@@ -3,7 +3,9 @@ package agent
 import (
 	"crypto/rand"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,8 +14,10 @@ import (
 )
 
 // PathInflight serves the bytes of objects in flight to hpull transformers:
-// a request body or the result of an earlier pipeline stage, which have no
-// URL of their own. Each is served once, under an unguessable id.
+// a request body, a file of the data root, a ?src= object or the result of
+// an earlier pipeline stage. Each is a capability: served once, under an
+// unguessable id, to the transformer it was issued to (by the address the
+// request comes from) and to no other caller.
 const PathInflight = "/v1/inflight/"
 
 // inflight is the registry behind PathInflight.
@@ -25,16 +29,18 @@ type inflight struct {
 type inflightStream struct {
 	body io.Reader
 	size int64
+	// peer is the host the transformer calls from.
+	peer string
 	// done is closed when a GET that took the body has finished with it.
 	done chan struct{}
 }
 
-// add registers body and returns its id and a function that unregisters it
-// and waits until no GET reads body any more; the caller closes body first
-// so that a GET still reading it stops.
-func (f *inflight) add(body io.Reader, size int64) (string, func()) {
+// add registers body for the transformer at host peer and returns its id
+// and a function that unregisters it and waits until no GET reads body any
+// more; the caller closes body first so that a GET still reading it stops.
+func (f *inflight) add(body io.Reader, size int64, peer string) (string, func()) {
 	id := rand.Text()
-	s := &inflightStream{body: body, size: size, done: make(chan struct{})}
+	s := &inflightStream{body: body, size: size, peer: peer, done: make(chan struct{})}
 	f.mu.Lock()
 	if f.streams == nil {
 		f.streams = make(map[string]*inflightStream)
@@ -57,11 +63,39 @@ func (f *inflight) take(id string) *inflightStream {
 	return s
 }
 
-// serve answers GET PathInflight<id> with the stream's bytes, once.
+// takeFor removes and returns the stream id if it was issued to peer. A
+// stream asked for by another caller stays.
+func (f *inflight) takeFor(id, peer string) *inflightStream {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.streams[id]
+	if s == nil || s.peer != peer {
+		return nil
+	}
+	delete(f.streams, id)
+	return s
+}
+
+// peerOf is the host of a transformer's URL, where its fetches come from.
+func peerOf(transformerURL string) string {
+	u, err := url.Parse(transformerURL)
+	if err != nil {
+		return "\x00" // matches no caller
+	}
+	return u.Hostname()
+}
+
+// serve answers GET PathInflight<id> with the stream's bytes, once, to the
+// transformer it was issued to.
 func (f *inflight) serve(w http.ResponseWriter, r *http.Request) {
-	s := f.take(strings.TrimPrefix(r.URL.Path, PathInflight))
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	// 404 for another caller too: the id is not even confirmed to exist.
+	s := f.takeFor(strings.TrimPrefix(r.URL.Path, PathInflight), host)
 	if s == nil {
-		http.Error(w, "no such object in flight", http.StatusNotFound)
+		http.Error(w, "no such object in flight for this caller", http.StatusNotFound)
 		return
 	}
 	defer close(s.done)

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/bufpool"
 )
@@ -28,18 +27,23 @@ func (a *Agent) serveTransform(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, p, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method)))
 		return
 	}
+	q := wire.ParseQuery(r.URL.Query())
+	// Before the Transforms are looked up: a caller learns nothing of
+	// another namespace, not even what exists there.
+	reqs := useTransforms(p)
+	if r.Method == http.MethodGet && q.Src == "" {
+		reqs = append(reqs, dataAccess(readData, p.namespace))
+	}
+	if !a.authorized(w, r, p, reqs...) {
+		return
+	}
 	targets, err := a.resolve(r.Context(), p)
 	if err != nil {
 		a.fail(w, p, err)
 		return
 	}
-	q := wire.ParseQuery(r.URL.Query())
 	if err := checkArgs(q.Args); err != nil {
 		a.fail(w, p, err)
-		return
-	}
-	if r.Method == http.MethodGet && len(targets) == 1 && targets[0].Communication == etlv1alpha1.CommHPull {
-		a.redirectToTransformer(w, r, p, targets[0], q)
 		return
 	}
 	o := &objectRun{a: a, object: p.object, start: time.Now()}
@@ -178,7 +182,7 @@ func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPa
 			return in, nil, errTooLarge
 		}
 	default:
-		in, err := a.localInput(p.object, q.Args)
+		in, err := a.localInput(a.data(p.namespace), p.object, q.Args)
 		return in, nil, err
 	}
 	g := &guardedBody{r: limit(body, a.opts.MaxObjectSize, exceeded), c: body}
@@ -186,10 +190,10 @@ func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPa
 	return in, g, nil
 }
 
-// localInput is object, a file under the data root, as a pipeline's input.
-func (a *Agent) localInput(object, args string) (input, error) {
-	in := input{object: object, args: args, local: true}
-	f, size, err := a.root.open(object)
+// localInput is object, a file of data, as a pipeline's input.
+func (a *Agent) localInput(data *dataRoot, object, args string) (input, error) {
+	in := input{object: object, args: args, local: true, data: data}
+	f, size, err := data.open(object)
 	if err != nil {
 		return in, err
 	}
@@ -201,35 +205,9 @@ func (a *Agent) localInput(object, args string) (input, error) {
 	return in, nil
 }
 
-// redirectToTransformer answers an inline hpull GET: the client fetches the
-// result from the transformer, which fetches the object from the agent (or
-// the client's ?src=) or opens it on the node.
-func (a *Agent) redirectToTransformer(w http.ResponseWriter, r *http.Request, p transformPath, t Target, q wire.Query) {
-	o := &objectRun{a: a, object: p.object, start: time.Now(), stages: []stageRun{{t: t}}}
-	in := input{object: p.object, args: q.Args, src: q.Src, local: q.Src == ""}
-	var err error
-	if in.src != "" {
-		err = a.checkSrc(in.src)
-		// The object is already at a URL: the transformer fetches it there.
-		t.Argument = etlv1alpha1.ArgURL
-	} else {
-		var f interface{ Close() error }
-		f, o.inSize, err = a.root.open(p.object)
-		if err == nil {
-			f.Close()
-		}
-	}
-	var u string
-	if err == nil {
-		u, err = a.pullURL(t, in)
-	}
-	if err != nil {
-		o.finish(statusOf(err), messageOf(err))
-		a.fail(w, p, err)
-		return
-	}
-	o.finish(0, "")
-	http.Redirect(w, r, u, http.StatusTemporaryRedirect)
+// data is namespace ns's part of the data root.
+func (a *Agent) data(ns string) *dataRoot {
+	return &dataRoot{node: a.root, ns: ns, fqnDir: a.opts.TransformerDataRoot}
 }
 
 // fail answers err as JSON.

@@ -13,15 +13,14 @@ import (
 	"github.com/mlkube/mlkube/internal/egress"
 )
 
-// input is the object one stage of a pipeline transforms. Exactly one of
-// local, src and body says where its bytes are; src is only handed on to an
-// hpull transformer, every other path fetches it into body first.
+// input is the object one stage of a pipeline transforms. Either local or
+// body says where its bytes are.
 type input struct {
 	object, args string
-	// local: the bytes are the file object under the data root.
+	// local: the bytes are the file object of data, the request's
+	// namespace's part of the data root.
 	local bool
-	// src: the bytes are at this http(s) URL.
-	src string
+	data  *dataRoot
 	// body holds the bytes; size is their length, -1 when unknown.
 	body io.Reader
 	size int64
@@ -110,7 +109,7 @@ func (a *Agent) openBytes(in input, exceeded *atomic.Bool) (io.ReadCloser, int64
 	size := in.size
 	switch {
 	case in.local:
-		f, n, err := a.root.open(in.object)
+		f, n, err := in.data.open(in.object)
 		if err != nil {
 			return nil, 0, err
 		}

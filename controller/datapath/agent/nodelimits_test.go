@@ -112,9 +112,10 @@ func TestNewRefusesZeroLimits(t *testing.T) {
 		func(o *Options) { o.StreamIdleTimeout = 0 },
 		func(o *Options) { o.WriteTimeout = 0 },
 		func(o *Options) { o.PingInterval = 0 },
+		func(o *Options) { o.Access = nil },
 	} {
 		o := DefaultOptions()
-		o.DataRoot, o.Resolver = t.TempDir(), &fakeResolver{}
+		o.DataRoot, o.Resolver, o.Access = t.TempDir(), &fakeResolver{}, (*rbac)(nil)
 		set(&o)
 		if _, err := New(o); err == nil {
 			t.Errorf("New accepted %+v", o)

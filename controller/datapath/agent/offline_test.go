@@ -257,7 +257,7 @@ func TestOfflineRefusals(t *testing.T) {
 		"overlap":           {"t", wire.RunRequest{Src: "raw", Dst: "raw/out"}, 400, "overlaps"},
 		"workers":           {"t", wire.RunRequest{Src: "raw", Dst: "out", Workers: 1000}, 400, "workers 1000"},
 		"unknown transform": {"nope", wire.RunRequest{Src: "raw", Dst: "out"}, 404, "transform default/nope not found"},
-		"missing src":       {"t", wire.RunRequest{Src: "gone", Dst: "out"}, 404, `src: "gone" not found under the data root`},
+		"missing src":       {"t", wire.RunRequest{Src: "gone", Dst: "out"}, 404, `src: "gone" not found in the namespace's data`},
 		"src is a file":     {"t", wire.RunRequest{Src: "file", Dst: "out"}, 400, `"file" is not a directory`},
 	}
 	for name, tc := range cases {

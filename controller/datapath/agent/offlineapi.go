@@ -48,12 +48,13 @@ func (rs *offlineRuns) get(id string) *offlineRun {
 	return rs.runs[id]
 }
 
-func (rs *offlineRuns) all() []wire.RunStatus {
+// list returns the runs, oldest first.
+func (rs *offlineRuns) list() []*offlineRun {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	out := []wire.RunStatus{}
+	out := make([]*offlineRun, 0, len(rs.order))
 	for _, id := range rs.order {
-		out = append(out, rs.runs[id].snapshot())
+		out = append(out, rs.runs[id])
 	}
 	return out
 }
@@ -77,14 +78,14 @@ func (a *Agent) serveOffline(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
 		if rest == "" {
-			writeJSON(w, http.StatusOK, a.offline.all())
+			a.listOfflineRuns(w, r)
 			return
 		}
-		if run := a.offlineRun(w, rest); run != nil {
+		if run := a.offlineRun(w, r, rest, readData); run != nil {
 			writeJSON(w, http.StatusOK, run.snapshot())
 		}
 	case http.MethodDelete:
-		if run := a.offlineRun(w, rest); run != nil {
+		if run := a.offlineRun(w, r, rest, writeData); run != nil {
 			run.cancel(errAborted)
 			writeJSON(w, http.StatusOK, run.snapshot())
 		}
@@ -94,13 +95,43 @@ func (a *Agent) serveOffline(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// offlineRun finds the run id, or answers 404.
-func (a *Agent) offlineRun(w http.ResponseWriter, id string) *offlineRun {
+// offlineRun finds the run id, if the caller may do verb on the data of its
+// namespace, or answers.
+func (a *Agent) offlineRun(w http.ResponseWriter, r *http.Request, id, verb string) *offlineRun {
 	run := a.offline.get(id)
 	if run == nil {
-		a.fail(w, transformPath{}, notFound(fmt.Errorf("offline run %q not found on this node; GET %s lists the runs", id, wire.RunsPath)))
+		// Authenticated first: an anonymous caller learns nothing.
+		if a.authorized(w, r, transformPath{}) {
+			a.fail(w, transformPath{}, notFound(fmt.Errorf("offline run %q not found on this node; GET %s lists the runs", id, wire.RunsPath)))
+		}
+		return nil
+	}
+	if !a.authorized(w, r, transformPath{}, dataAccess(verb, run.ns)) {
+		return nil
 	}
 	return run
+}
+
+// listOfflineRuns answers the runs of the namespaces whose data the caller
+// may read; the others' are not listed.
+func (a *Agent) listOfflineRuns(w http.ResponseWriter, r *http.Request) {
+	if !a.authorized(w, r, transformPath{}) {
+		return
+	}
+	visible := map[string]bool{}
+	runs := []wire.RunStatus{}
+	for _, run := range a.offline.list() {
+		ok, seen := visible[run.ns]
+		if !seen {
+			_, err := a.opts.Access.Check(r.Context(), r, dataAccess(readData, run.ns))
+			ok = err == nil
+			visible[run.ns] = ok
+		}
+		if ok {
+			runs = append(runs, run.snapshot())
+		}
+	}
+	writeJSON(w, http.StatusOK, runs)
 }
 
 // startOfflineRun answers POST /v1/offline/{namespace}/{name}.
@@ -113,6 +144,10 @@ func (a *Agent) startOfflineRun(w http.ResponseWriter, r *http.Request, ns, name
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		a.fail(w, p, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed; POST starts an offline run", r.Method)))
+		return
+	}
+	// A run reads and writes the namespace's data with its Transforms.
+	if !a.authorized(w, r, p, append(useTransforms(p), dataAccess(readData, p.namespace), dataAccess(writeData, p.namespace))...) {
 		return
 	}
 	var req wire.RunRequest
@@ -135,7 +170,7 @@ func (a *Agent) startOfflineRun(w http.ResponseWriter, r *http.Request, ns, name
 		a.fail(w, p, err)
 		return
 	}
-	if err := a.root.checkDir(req.Src); err != nil {
+	if err := a.data(p.namespace).checkDir(req.Src); err != nil {
 		a.fail(w, p, fmt.Errorf("offline request: src: %w", err))
 		return
 	}

@@ -19,7 +19,10 @@ import (
 // offlineRun is one offline run on this node: every object under Src goes
 // through the pipeline into Dst, Workers at a time.
 type offlineRun struct {
-	a       *Agent
+	a *Agent
+	// ns is the run's namespace, whose data it reads and writes.
+	ns      string
+	data    *dataRoot
 	status  wire.RunStatus // the fixed part; counters and state are below
 	targets []Target
 	cancel  context.CancelCauseFunc
@@ -43,7 +46,7 @@ var errAborted = errors.New("aborted by request")
 func (a *Agent) startOffline(p transformPath, targets []Target, req wire.RunRequest) *offlineRun {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &offlineRun{
-		a: a,
+		a: a, ns: p.namespace, data: a.data(p.namespace),
 		status: wire.RunStatus{
 			ID: newRunID(), Transform: p.namespaceName(), Node: a.opts.Node, RunRequest: req, Started: time.Now(),
 		},
@@ -108,7 +111,7 @@ func (r *offlineRun) execute(ctx context.Context) {
 		})
 	}
 	// The walk feeds the workers as it goes, a few objects ahead of them.
-	err := r.a.root.walk(req.Src, func(object string) error {
+	err := r.data.walk(req.Src, func(object string) error {
 		select {
 		case work <- object:
 			r.total.Add(1)
@@ -138,7 +141,7 @@ func (r *offlineRun) execute(ctx context.Context) {
 // first wire.RunMaxPlanned are planned.
 func (r *offlineRun) plan() {
 	req := r.status.RunRequest
-	err := r.a.root.walk(req.Src, func(object string) error {
+	err := r.data.walk(req.Src, func(object string) error {
 		if r.total.Add(1) <= wire.RunMaxPlanned {
 			r.mu.Lock()
 			r.planned = append(r.planned, wire.RunItem{Object: object, Dst: destination(req.Src, req.Dst, object)})
@@ -177,7 +180,7 @@ func (r *offlineRun) transform(ctx context.Context, object string, buf []byte) e
 // write runs o's object through the pipeline and writes the result.
 func (r *offlineRun) write(ctx context.Context, o *objectRun, buf []byte) error {
 	req := r.status.RunRequest
-	in, err := r.a.localInput(o.object, req.Args)
+	in, err := r.a.localInput(r.data, o.object, req.Args)
 	if err != nil {
 		o.stages = append(o.stages, stageRun{t: r.targets[0]})
 		return err
@@ -189,7 +192,7 @@ func (r *offlineRun) write(ctx context.Context, o *objectRun, buf []byte) error 
 	}
 	defer result.Close()
 	dst := destination(req.Src, req.Dst, o.object)
-	return r.a.root.create(dst, tempName(dst, r.status.ID), result, buf)
+	return r.data.create(dst, tempName(dst, r.status.ID), result, buf)
 }
 
 func (r *offlineRun) end(state wire.RunState, message string) {

@@ -5,13 +5,14 @@ import (
 	"net/url"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/mlkube/mlkube/api/wire"
 )
 
 // Paths of the agent's API.
 const (
 	PathTransform = "/v1/transform/"
-	PathObjects   = "/v1/objects/"
 	PathMetrics   = "/metrics"
 	PathHealth    = "/healthz"
 	// PipelineSeparator separates the Transforms of a pipeline in {name}.
@@ -62,8 +63,10 @@ func parseTransformPath(escapedPath string) (transformPath, error) {
 func parsePipeline(escapedPath, ns, name string) (transformPath, error) {
 	var p transformPath
 	var err error
-	if p.namespace, err = url.PathUnescape(ns); err != nil || p.namespace == "" || strings.Contains(p.namespace, "/") {
-		return transformPath{}, fmt.Errorf("path %q: bad namespace", escapedPath)
+	// A namespace names its directory of the data root too: only a valid
+	// name (no "..", no "/") may.
+	if p.namespace, err = url.PathUnescape(ns); err != nil || len(validation.IsDNS1123Label(p.namespace)) > 0 {
+		return transformPath{}, fmt.Errorf("path %q: bad namespace %q: want a namespace name (RFC 1123 label)", escapedPath, ns)
 	}
 	if name, err = url.PathUnescape(name); err != nil || name == "" || strings.Contains(name, "/") {
 		return transformPath{}, fmt.Errorf("path %q: bad transform name", escapedPath)

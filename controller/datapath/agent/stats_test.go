@@ -3,7 +3,9 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -81,27 +83,46 @@ func TestErrorRing(t *testing.T) {
 	}
 }
 
-// TestHPullRedirect checks that an inline hpull GET is redirected to the
-// transformer with the agent's raw object URL (or the client's src, or the
-// fqn) and that the transformer's own error reaches the client.
-func TestHPullRedirect(t *testing.T) {
+// TestHPullGetGoesThroughTheAgent: an inline hpull GET is answered by the
+// agent, not redirected to the transformer (transformers take traffic from
+// agents only); the transformer fetched the object from an in-flight URL of
+// the agent, which is no longer served once used; the transformer's own
+// error reaches the client.
+func TestHPullGetGoesThroughTheAgent(t *testing.T) {
 	e := newEnv(t)
-	s := e.addTransform("t", etlv1alpha1.CommHPull, "", echo)
+	// A bare hpull transformer that records where it fetched from.
+	var srcs []string
+	var mu sync.Mutex
+	pull := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := wire.ParseQuery(r.URL.Query())
+		mu.Lock()
+		srcs = append(srcs, q.Src)
+		mu.Unlock()
+		resp, err := http.Get(q.Src)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		fmt.Fprintf(w, "%s|%s", data, q.Args)
+	}))
+	t.Cleanup(pull.Close)
+	e.resolver.targets["default/t"] = Target{Namespace: "default", Name: "t", Communication: etlv1alpha1.CommHPull, ObjectTimeout: 10 * time.Second, URL: pull.URL}
 	e.addTransform("bad", etlv1alpha1.CommHPull, "", fail("pull failed"))
 	e.writeObject("dir/obj", []byte("data"))
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := noFollow.Get(e.transformURL("t", "dir/obj", wire.Query{Args: "x"}))
-	if err != nil {
-		t.Fatal(err)
+	if a := e.get("t", "dir/obj", wire.Query{Args: "x"}); a.status != http.StatusOK || string(a.body) != "data|x" {
+		t.Fatalf("GET: %d %q, want 200 \"data|x\"", a.status, a.body)
 	}
-	resp.Body.Close()
-	wantLoc := wire.ObjectURL(s.URL, "dir/obj", wire.Query{Args: "x", Src: e.agent.opts.AdvertiseURL + PathObjects + "dir/obj"})
-	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != wantLoc {
-		t.Errorf("got %d to %q, want 307 to %q", resp.StatusCode, resp.Header.Get("Location"), wantLoc)
+	if len(srcs) != 1 || !strings.HasPrefix(srcs[0], e.agent.opts.AdvertiseURL+PathInflight) {
+		t.Fatalf("the transformer fetched from %q, want an in-flight URL of the agent", srcs)
+	}
+	if a := e.do(http.MethodGet, srcs[0], nil); a.status != http.StatusNotFound {
+		t.Errorf("the in-flight URL answered %d %q after use, want 404", a.status, a.body)
 	}
 	a := e.get("bad", "dir/obj", wire.Query{})
-	if a.status < 400 || string(a.body) != "pull failed" {
-		t.Errorf("got %d %q, want the transformer's error", a.status, a.body)
+	if a.status != http.StatusBadGateway || a.apiError(t).Error != "pull failed" {
+		t.Errorf("got %d %q, want 502 with the transformer's error", a.status, a.body)
 	}
 }
 

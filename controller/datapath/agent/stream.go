@@ -39,10 +39,16 @@ type streamObject struct {
 }
 
 func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
-	ns, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, PathStream), "/")
-	p := transformPath{namespace: ns, pipeline: []string{name}}
-	if ns == "" || name == "" || strings.Contains(name, "/") {
-		a.fail(w, transformPath{}, badPath(fmt.Errorf("path %q is not %s{namespace}/{name}", r.URL.Path, PathStream)))
+	ns, name, _ := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), PathStream), "/")
+	p, err := parsePipeline(r.URL.EscapedPath(), ns, name)
+	if err == nil && len(p.pipeline) > 1 {
+		err = fmt.Errorf("streams run one Transform; %q is a pipeline", name)
+	}
+	if err != nil {
+		a.fail(w, transformPath{}, badPath(fmt.Errorf("path %q is not %s{namespace}/{name}: %w", r.URL.Path, PathStream, err)))
+		return
+	}
+	if !a.authorized(w, r, p, useTransforms(p)...) {
 		return
 	}
 	targets, err := a.resolve(r.Context(), p)

@@ -127,10 +127,10 @@ func (w wsComm) transform(ctx context.Context, t Target, in input, exceeded *ato
 	ctrl := wire.Control{Object: in.object, Args: in.args}
 	var body io.ReadCloser
 	if sendsFQN(t, in) {
-		if err := w.a.checkLocal(in.object); err != nil {
+		var err error
+		if ctrl.FQN, err = fqnOf(in); err != nil {
 			return nil, 0, err
 		}
-		ctrl.FQN = w.a.root.fqn(in.object)
 	} else {
 		var err error
 		if body, _, err = w.a.openBytes(in, exceeded); err != nil {

@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mlkube/mlkube/internal/access"
+)
+
+// The agent authenticates every caller's ServiceAccount token and asks RBAC
+// about it (internal/access, docs/datapath-rbac.md):
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// Authorizer says whether the caller of a request may do everything reqs
+// name: access.Reviewer, which answers from bounded caches in front of
+// TokenReview and SubjectAccessReview.
+type Authorizer interface {
+	Check(ctx context.Context, r *http.Request, reqs ...access.Request) (access.Caller, error)
+}
+
+// useTransforms asks to run every stage of p.
+func useTransforms(p transformPath) []access.Request {
+	reqs := make([]access.Request, 0, len(p.pipeline)+2)
+	for _, name := range p.pipeline {
+		reqs = append(reqs, access.Request{Verb: access.VerbUse, Namespace: p.namespace, Resource: access.ResourceTransform, Name: name})
+	}
+	return reqs
+}
+
+// Verbs on a namespace's data (the virtual resource objects).
+const (
+	readData  = "get"
+	writeData = "create"
+)
+
+func dataAccess(verb, ns string) access.Request {
+	return access.Request{Verb: verb, Namespace: ns, Resource: access.ResourceObjects}
+}
+
+// authorized checks r's caller against reqs and answers 401, 403 or 503
+// when it may not go on.
+func (a *Agent) authorized(w http.ResponseWriter, r *http.Request, p transformPath, reqs ...access.Request) bool {
+	_, err := a.opts.Access.Check(r.Context(), r, reqs...)
+	if err == nil {
+		return true
+	}
+	code := access.Status(err)
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mlkube-datapath"`)
+	}
+	a.fail(w, p, withStatus(code, err))
+	return false
+}
+
+// serveNonResource answers a read-only endpoint that RBAC grants as a
+// non-resource URL (the agent's counters and metrics).
+func (a *Agent) serveNonResource(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	if a.authorized(w, r, transformPath{}, access.Request{Verb: "get", Path: r.URL.Path}) {
+		h.ServeHTTP(w, r)
+	}
+}

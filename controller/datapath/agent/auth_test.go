@@ -1,0 +1,196 @@
+package agent
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/access"
+)
+
+// authEnv is an env whose callers are checked by a fake RBAC that knows the
+// tokens "alice" and "bob", who may do nothing yet.
+func authEnv(t *testing.T) (*env, *rbac) {
+	f := &rbac{allowed: map[string]map[string]bool{"alice": {}, "bob": {}}}
+	e := newEnv(t, func(o *Options) { o.Access = f })
+	e.addTransform("t", etlv1alpha1.CommHPush, "", echo)
+	e.addTransform("u", etlv1alpha1.CommHPush, "", tag("u"))
+	e.writeObject("obj", []byte("data"))
+	return e, f
+}
+
+func use(ns, name string) access.Request {
+	return access.Request{Verb: access.VerbUse, Namespace: ns, Resource: access.ResourceTransform, Name: name}
+}
+
+// TestEveryEndpointAsksRBAC: each endpoint refuses a caller with no token
+// (401, saying how to get one) and one RBAC does not allow (403, before it
+// looks anything up), asks exactly the requests of the RBAC model
+// (docs/datapath-rbac.md), and serves once they are granted.
+func TestEveryEndpointAsksRBAC(t *testing.T) {
+	type call struct {
+		method, path, body string
+		asks               []access.Request
+		ok                 int
+	}
+	get, create := dataAccess(readData, "default"), dataAccess(writeData, "default")
+	calls := map[string]call{
+		"PUT a body":           {"PUT", PathTransform + "default/t/obj", "x", []access.Request{use("default", "t")}, 200},
+		"GET a node object":    {"GET", PathTransform + "default/t/obj", "", []access.Request{use("default", "t"), get}, 200},
+		"pipeline":             {"PUT", PathTransform + "default/t>>u/obj", "x", []access.Request{use("default", "t"), use("default", "u")}, 200},
+		"another namespace":    {"PUT", PathTransform + "team-b/t/obj", "x", []access.Request{use("team-b", "t")}, 404},
+		"start an offline run": {"POST", wire.RunsPath + "default/t", `{"src":"in","dst":"out","dryRun":true}`, []access.Request{use("default", "t"), get, create}, 202},
+		"counters":             {"GET", wire.StatsPath, "", []access.Request{{Verb: "get", Path: wire.StatsPath}}, 200},
+		"metrics":              {"GET", PathMetrics, "", []access.Request{{Verb: "get", Path: PathMetrics}}, 200},
+	}
+	for name, c := range calls {
+		t.Run(name, func(t *testing.T) {
+			e, f := authEnv(t)
+			os.Mkdir(filepath.Join(e.root, "in"), 0o755)
+			do := func() answer { return e.do(c.method, e.url+c.path, strings.NewReader(c.body)) }
+			a := do()
+			if a.status != http.StatusUnauthorized || !strings.Contains(a.apiError(t).Error, "token") {
+				t.Errorf("no token: %d %s, want 401 saying to send a token", a.status, a.body)
+			}
+			e.token = "alice"
+			if a := do(); a.status != http.StatusForbidden {
+				t.Errorf("not allowed: %d %s, want 403", a.status, a.body)
+			}
+			f.grant("alice", c.asks[:len(c.asks)-1]...)
+			if a := do(); a.status != http.StatusForbidden {
+				t.Errorf("allowed all but %s: %d %s, want 403", c.asks[len(c.asks)-1], a.status, a.body)
+			}
+			f.grant("alice", c.asks...)
+			f.asked = nil
+			if a := do(); a.status != c.ok {
+				t.Errorf("allowed: %d %s, want %d", a.status, a.body, c.ok)
+			}
+			var want []string
+			for _, q := range c.asks {
+				want = append(want, "alice: "+q.String())
+			}
+			if !slices.Equal(f.asked, want) {
+				t.Errorf("asked RBAC\n%s\nwant\n%s", strings.Join(f.asked, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+	t.Run("healthz needs nothing", func(t *testing.T) {
+		e, _ := authEnv(t)
+		if a := e.do("GET", e.url+PathHealth, nil); a.status != http.StatusOK {
+			t.Errorf("healthz: %d %s", a.status, a.body)
+		}
+	})
+	t.Run("a stream", func(t *testing.T) {
+		e, f := authEnv(t)
+		e.addTransform("w", etlv1alpha1.CommWS, "", echo)
+		e.token = "bob"
+		if a := e.do("GET", e.url+PathStream+"default/w", nil); a.status != http.StatusForbidden {
+			t.Errorf("not allowed: %d %s, want 403 before the upgrade", a.status, a.body)
+		}
+		f.grant("bob", use("default", "w"))
+		if a := e.do("GET", e.url+PathStream+"default/w", nil); a.status != http.StatusUpgradeRequired {
+			t.Errorf("allowed, without an upgrade: %d %s, want the WebSocket handshake's 426", a.status, a.body)
+		}
+	})
+}
+
+// TestOfflineRunsAreNamespaced: a run is listed, read and aborted only by
+// callers allowed to read (abort: write) its namespace's data.
+func TestOfflineRunsAreNamespaced(t *testing.T) {
+	e, f := authEnv(t)
+	e.addTransform("slow", etlv1alpha1.CommHPush, "", hang)
+	f.grant("alice", use("default", "slow"), dataAccess(readData, "default"), dataAccess(writeData, "default"))
+	f.grant("bob", dataAccess(readData, "team-b"), dataAccess(writeData, "team-b"))
+	e.writeObject("in/a", []byte("a"))
+	e.token = "alice"
+	a, run := e.startOffline("slow", wire.RunRequest{Src: "in", Dst: "out", Workers: 1})
+	if a.status != http.StatusAccepted {
+		t.Fatalf("alice's run: %d %s", a.status, a.body)
+	}
+	e.token = "bob"
+	if a := e.do("GET", e.url+wire.RunsPath, nil); a.status != http.StatusOK || strings.TrimSpace(string(a.body)) != "[]" {
+		t.Errorf("bob lists %d %s, want no runs", a.status, a.body)
+	}
+	for _, method := range []string{"GET", "DELETE"} {
+		if a := e.do(method, e.url+wire.RunsPath+run.ID, nil); a.status != http.StatusForbidden {
+			t.Errorf("bob: %s alice's run: %d %s, want 403", method, a.status, a.body)
+		}
+	}
+	if s := e.agent.offline.get(run.ID); s.ended() {
+		t.Fatal("bob's DELETE stopped alice's run")
+	}
+	e.token = "alice"
+	if a := e.do("GET", e.url+wire.RunsPath, nil); a.status != http.StatusOK || !strings.Contains(string(a.body), run.ID) {
+		t.Errorf("alice lists %d %s, want her run", a.status, a.body)
+	}
+	if a := e.do("DELETE", e.url+wire.RunsPath+run.ID, nil); a.status != http.StatusOK {
+		t.Errorf("alice aborts her run: %d %s", a.status, a.body)
+	}
+	e.token = ""
+	if a := e.do("GET", e.url+wire.RunsPath+"no-such-run", nil); a.status != http.StatusUnauthorized {
+		t.Errorf("an anonymous GET of a run: %d %s, want 401", a.status, a.body)
+	}
+}
+
+// TestNamespacesKeepTheirData: a request names objects of its own
+// namespace's directory only; another namespace's data is out of reach,
+// by name and by symlink.
+func TestNamespacesKeepTheirData(t *testing.T) {
+	e := newEnv(t)
+	e.addTransform("t", etlv1alpha1.CommHPush, "", echo)
+	other := filepath.Join(e.base, "team-b")
+	os.Mkdir(other, 0o755)
+	os.WriteFile(filepath.Join(other, "secret"), []byte("team-b's"), 0o644)
+	os.WriteFile(filepath.Join(e.base, "top"), []byte("the node's"), 0o644)
+	os.Symlink("../team-b/secret", filepath.Join(e.root, "link"))
+	os.Symlink("../team-b", filepath.Join(e.root, "dir-link"))
+	e.writeObject("mine", []byte("default's"))
+	if a := e.get("t", "mine", wire.Query{}); a.status != http.StatusOK || string(a.body) != "default's" {
+		t.Fatalf("own object: %d %s", a.status, a.body)
+	}
+	for object, want := range map[string]int{
+		"secret": 404, "top": 404, "link": 400, "dir-link/secret": 400,
+		"..%2Fteam-b%2Fsecret": 400, "%2E%2E/top": 400,
+	} {
+		a := e.do("GET", e.url+PathTransform+"default/t/"+object, nil)
+		if a.status != want || strings.Contains(string(a.body), "team-b's") || strings.Contains(string(a.body), "the node's") {
+			t.Errorf("%s: %d %s, want %d", object, a.status, a.body, want)
+		}
+	}
+	// A namespace with no directory on the node has no objects.
+	e.resolver.targets["team-c/t"] = e.resolver.targets["default/t"]
+	if a := e.do("GET", e.url+PathTransform+"team-c/t/mine", nil); a.status != http.StatusNotFound {
+		t.Errorf("a namespace without data: %d %s, want 404", a.status, a.body)
+	}
+}
+
+// TestInflightOnlyForItsTransformer: bytes in flight are served once, to the
+// address of the transformer they were issued to; another caller with the
+// id gets 404 and does not use them up.
+func TestInflightOnlyForItsTransformer(t *testing.T) {
+	var f inflight
+	id, remove := f.add(strings.NewReader("bytes"), 5, peerOf("http://10.1.2.3:8000"))
+	defer remove()
+	get := func(from string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("GET", PathInflight+id, nil)
+		r.RemoteAddr = from
+		w := httptest.NewRecorder()
+		f.serve(w, r)
+		return w
+	}
+	if w := get("10.9.9.9:4000"); w.Code != http.StatusNotFound {
+		t.Errorf("another caller: %d %q, want 404", w.Code, w.Body)
+	}
+	if w := get("10.1.2.3:5000"); w.Code != http.StatusOK || w.Body.String() != "bytes" {
+		t.Errorf("its transformer: %d %q, want the bytes", w.Code, w.Body)
+	}
+	if w := get("10.1.2.3:5000"); w.Code != http.StatusNotFound {
+		t.Errorf("a second fetch: %d %q, want 404", w.Code, w.Body)
+	}
+}
