@@ -3,6 +3,7 @@ package transform
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -34,6 +35,9 @@ type Collector struct {
 	Port      int
 	Interval  time.Duration
 	HTTP      *http.Client
+	// Token, when set, authenticates every pull: agents admit only ServiceAccount tokens of the
+	// data path's audience whose subject RBAC lets get /v1/stats.
+	Token *TokenFile
 
 	changes chan event.GenericEvent
 	mu      sync.RWMutex
@@ -84,15 +88,32 @@ func (c *Collector) collect(ctx context.Context) {
 		log.FromContext(ctx).Error(err, "listing node agents")
 		return
 	}
+	running := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
+		return p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning
+	})
+	if len(running) == 0 {
+		return // nothing to pull; in particular no token to read
+	}
+	var token string
+	if c.Token != nil {
+		var err error
+		if token, err = c.Token.Token(); err != nil {
+			// Every agent would refuse the pull; say why once, keep the last figures.
+			log.FromContext(ctx).Error(err, "cannot pull node agent statistics", "tokenFile", c.Token.Path)
+			return
+		}
+	}
 	fresh := map[string]wire.StatsReport{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, p := range pods.Items {
-		if p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning {
-			continue
-		}
+	for _, p := range running {
 		wg.Go(func() {
-			r, err := c.fetch(ctx, p.Status.PodIP)
+			r, err := c.fetch(ctx, p.Status.PodIP, token)
+			if errors.Is(err, errRefused) {
+				// Not a passing network failure: the token or its RBAC binding is wrong.
+				log.FromContext(ctx).Error(err, "pulling agent statistics", "pod", p.Name)
+				return
+			}
 			if err != nil {
 				log.FromContext(ctx).V(1).Info("pulling agent statistics", "pod", p.Name, "error", err)
 				return
@@ -121,17 +142,28 @@ func (c *Collector) collect(ctx context.Context) {
 	}
 }
 
-func (c *Collector) fetch(ctx context.Context, ip string) (wire.StatsReport, error) {
+// errRefused marks an agent's 401 or 403: the manager's token or its ClusterRoleBinding to
+// mlkube-datapath-stats-reader is missing or wrong.
+var errRefused = errors.New("the agent refused the manager's token")
+
+// fetch pulls one agent's report, presenting token unless it is empty.
+func (c *Collector) fetch(ctx context.Context, ip, token string) (wire.StatsReport, error) {
 	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(c.Port)) + wire.StatsPath
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return wire.StatsReport{}, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return wire.StatsReport{}, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return wire.StatsReport{}, fmt.Errorf("%s answered %s: %w", url, resp.Status, errRefused)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return wire.StatsReport{}, fmt.Errorf("%s answered %s", url, resp.Status)
 	}

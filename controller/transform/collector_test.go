@@ -3,14 +3,20 @@ package transform
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -18,37 +24,59 @@ import (
 	"github.com/mlkube/mlkube/controller/scheme"
 )
 
+var statsKey = wire.StatsKey("default", "md5")
+
+// serveStats plays a node agent answering r on wire.StatsPath once admit lets the request in
+// (admit answers the status to refuse with, or 0), and returns its port.
+func serveStats(t *testing.T, r wire.StatsReport, admit func(*http.Request) int) int {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != wire.StatsPath {
+			http.NotFound(w, req)
+			return
+		}
+		if code := admit(req); code != 0 {
+			w.WriteHeader(code)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(r)
+	}))
+	t.Cleanup(s.Close)
+	_, portStr, _ := net.SplitHostPort(s.Listener.Addr().String())
+	port, _ := strconv.Atoi(portStr)
+	return port
+}
+
+func agentPod(name, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "mlkube-datapath", Labels: map[string]string{"app": "agent"}},
+		Spec:       corev1.PodSpec{NodeName: node},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1"},
+	}
+}
+
+func newTestCollector(port int, pods ...*corev1.Pod) *Collector {
+	b := fake.NewClientBuilder().WithScheme(scheme.New())
+	for _, p := range pods {
+		b = b.WithObjects(p)
+	}
+	return NewCollector(b.Build(), "mlkube-datapath", map[string]string{"app": "agent"}, port)
+}
+
+func nodeAReport(objects int64) wire.StatsReport {
+	return wire.StatsReport{Node: "node-a", Transforms: map[string]wire.TransformStats{statsKey: {Counters: v1alpha1.Counters{Objects: objects}}}}
+}
+
 // TestCollectorPullsEveryAgent serves an agent's stats over HTTP and checks that a collection
 // gathers the running agent, skips one not yet running, and signals only changed Transforms.
 func TestCollectorPullsEveryAgent(t *testing.T) {
-	serve := func(r wire.StatsReport) *httptest.Server {
-		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			if req.URL.Path != wire.StatsPath {
-				http.NotFound(w, req)
-				return
-			}
-			_ = json.NewEncoder(w).Encode(r)
-		}))
-	}
-	key := wire.StatsKey("default", "md5")
-	a := serve(wire.StatsReport{Node: "node-a", Transforms: map[string]wire.TransformStats{key: {Counters: v1alpha1.Counters{Objects: 1}}}})
-	defer a.Close()
-	_, portStr, _ := net.SplitHostPort(a.Listener.Addr().String())
-	port, _ := strconv.Atoi(portStr)
-	agentPod := func(name, node string) *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "mlkube-datapath", Labels: map[string]string{"app": "agent"}},
-			Spec:       corev1.PodSpec{NodeName: node},
-			Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.0.1"},
-		}
-	}
+	port := serveStats(t, nodeAReport(1), func(*http.Request) int { return 0 })
 	pending := agentPod("pending", "node-b")
 	pending.Status = corev1.PodStatus{Phase: corev1.PodPending}
-	cl := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(agentPod("agent-a", "node-a"), pending).Build()
-	c := NewCollector(cl, "mlkube-datapath", map[string]string{"app": "agent"}, port)
+	c := newTestCollector(port, agentPod("agent-a", "node-a"), pending)
 	c.collect(context.Background())
 	got := c.Latest()
-	if len(got) != 1 || got["node-a"].Transforms[key].Counters.Objects != 1 {
+	if len(got) != 1 || got["node-a"].Transforms[statsKey].Counters.Objects != 1 {
 		t.Fatalf("reports %+v; want node-a's", got)
 	}
 	select {
@@ -64,5 +92,93 @@ func TestCollectorPullsEveryAgent(t *testing.T) {
 	case ev := <-c.Changes():
 		t.Errorf("an unchanged collection signalled %s", ev.Object.GetName())
 	default:
+	}
+}
+
+// TestCollectorPresentsTheRotatedToken: every pull carries the projected token as a bearer
+// token, and once the kubelet has replaced the file the next read presents the new one.
+func TestCollectorPresentsTheRotatedToken(t *testing.T) {
+	var want atomic.Value
+	want.Store("Bearer first")
+	port := serveStats(t, nodeAReport(1), func(req *http.Request) int {
+		if req.Header.Get("Authorization") != want.Load().(string) {
+			return http.StatusUnauthorized
+		}
+		return 0
+	})
+	path := filepath.Join(t.TempDir(), "token")
+	writeToken(t, path, "first\n") // the kubelet's file may end in a newline
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	c := newTestCollector(port, agentPod("agent-a", "node-a"))
+	c.Token = &TokenFile{Path: path, Clock: clk}
+	c.collect(context.Background())
+	if _, ok := c.Latest()["node-a"]; !ok {
+		t.Fatal("the agent refused the first token")
+	}
+
+	writeToken(t, path, "second")
+	want.Store("Bearer second")
+	clk.SetTime(clk.Now().Add(tokenMaxAge))
+	c.collect(context.Background())
+	if _, ok := c.Latest()["node-a"]; !ok {
+		t.Fatal("the rotated token was not presented")
+	}
+}
+
+// TestCollectorWithoutItsToken: a missing token file stops the pull before any request (every
+// agent would refuse it); an agent's 401 is told apart from a network failure as a refusal.
+func TestCollectorWithoutItsToken(t *testing.T) {
+	var requests atomic.Int32
+	port := serveStats(t, nodeAReport(1), func(*http.Request) int {
+		requests.Add(1)
+		return http.StatusUnauthorized
+	})
+	c := newTestCollector(port, agentPod("agent-a", "node-a"))
+	c.Token = NewTokenFile(filepath.Join(t.TempDir(), "missing"))
+	c.collect(context.Background())
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d pulls without a token; want none", n)
+	}
+	if _, err := c.Token.Token(); err == nil {
+		t.Error("a missing token file read without error")
+	}
+
+	_, err := c.fetch(context.Background(), "127.0.0.1", "")
+	if !errors.Is(err, errRefused) {
+		t.Errorf("fetch answered 401 gave %v; want a refusal", err)
+	}
+}
+
+func TestTokenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	f := &TokenFile{Path: path, Clock: clk}
+	if _, err := f.Token(); err == nil {
+		t.Error("no file: no error")
+	}
+	writeToken(t, path, " \n")
+	if _, err := f.Token(); err == nil {
+		t.Error("an empty file: no error")
+	}
+	writeToken(t, path, "one")
+	tok, err := f.Token()
+	if err != nil || tok != "one" {
+		t.Fatalf("Token() = %q, %v; want one", tok, err)
+	}
+	writeToken(t, path, "two")
+	clk.SetTime(clk.Now().Add(tokenMaxAge - time.Second))
+	if tok, _ := f.Token(); tok != "one" {
+		t.Errorf("a copy younger than %v was re-read: %q", tokenMaxAge, tok)
+	}
+	clk.SetTime(clk.Now().Add(time.Second))
+	if tok, _ := f.Token(); tok != "two" {
+		t.Errorf("after %v Token() = %q; want the rotated two", tokenMaxAge, tok)
+	}
+}
+
+func writeToken(t *testing.T, path, token string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
