@@ -33,6 +33,7 @@ func main() {
 	qps := flag.Float64("kube-api-qps", float64(opts.QPS), "queries per second to the API server")
 	flag.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "burst of queries to the API server")
 	flag.IntVar(&opts.MxJobWorkers, "mxjob-workers", opts.MxJobWorkers, "MxJobs reconciled at once")
+	flag.StringVar(&opts.DatapathTokenFile, "datapath-token-file", opts.DatapathTokenFile, "projected ServiceAccount token (audience mlkube-datapath) presented to the node agents; empty sends none")
 	flag.StringVar(&extraNames, "extra-cert-dns-names", "", "comma-separated further DNS names of the serving certificate")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -44,9 +44,11 @@ type Options struct {
 	Ready chan struct{}
 }
 
+// The Secret's keys, as cert-controller's rotator writes them.
 const (
 	certName = "tls.crt"
 	keyName  = "tls.key"
+	caName   = "ca.crt"
 )
 
 // Setup adds the rotator and the Secret syncer to mgr.
@@ -94,9 +96,6 @@ func (w *Watcher) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, 
 	}
 	return cw.GetCertificate(hello)
 }
-
-// Ready reports whether certificates are being served.
-func (w *Watcher) Ready() bool { return w.cw.Load() != nil }
 
 // Start implements manager.Runnable: it waits for the certificates, then watches them for rotation.
 func (w *Watcher) Start(ctx context.Context) error {

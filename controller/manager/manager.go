@@ -63,6 +63,9 @@ type Options struct {
 	// AgentNamespace and AgentPort locate the node agents whose statistics fill Transform status.
 	AgentNamespace string
 	AgentPort      int
+	// DatapathTokenFile is the projected ServiceAccount token (audience mlkube-datapath) the
+	// manager presents to the agents; "" sends none.
+	DatapathTokenFile string
 }
 
 // DefaultOptions are the production defaults; flags override them.
@@ -86,6 +89,7 @@ func DefaultOptions() Options {
 		MxJobWorkers:          5,
 		AgentNamespace:        "mlkube-datapath",
 		AgentPort:             8080,
+		DatapathTokenFile:     "/var/run/secrets/mlkube.io/datapath/token",
 	}
 }
 
@@ -143,10 +147,12 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	secret := types.NamespacedName{Namespace: opts.Namespace, Name: opts.CertSecret}
+	dnsName := fmt.Sprintf("%s.%s.svc", opts.WebhookService, opts.Namespace)
 	err = certs.Setup(mgr, certs.Options{
-		Secret:            types.NamespacedName{Namespace: opts.Namespace, Name: opts.CertSecret},
+		Secret:            secret,
 		CertDir:           opts.CertDir,
-		DNSName:           fmt.Sprintf("%s.%s.svc", opts.WebhookService, opts.Namespace),
+		DNSName:           dnsName,
 		ExtraDNSNames:     append([]string{fmt.Sprintf("%s.%s.svc.cluster.local", opts.WebhookService, opts.Namespace)}, opts.ExtraCertDNSNames...),
 		MutatingWebhook:   opts.MutatingWebhook,
 		ValidatingWebhook: opts.ValidatingWebhook,
@@ -165,17 +171,21 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := (&mxjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller")}).SetupWithManager(mgr, opts.MxJobWorkers); err != nil {
 		return nil, fmt.Errorf("setting up the MxJob controller: %w", err)
 	}
+	// The agents' pods are not the manager's to cache; a list per collection is cheap.
+	stats := transform.NewCollector(mgr.GetAPIReader(), opts.AgentNamespace, agentLabels, opts.AgentPort)
+	if opts.DatapathTokenFile != "" {
+		stats.Token = transform.NewTokenFile(opts.DatapathTokenFile)
+	}
 	if err := (&transform.Reconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller"),
-		// The agents' pods are not the manager's to cache; a list per collection is cheap.
-		Stats: transform.NewCollector(mgr.GetAPIReader(), opts.AgentNamespace, agentLabels, opts.AgentPort),
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller"), Stats: stats,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Transform controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("webhooks", reg.readyCheck(watcher)); err != nil {
+	serving := certs.ServingCheck(watcher, mgr.GetClient(), secret, dnsName)
+	if err := mgr.AddReadyzCheck("webhooks", reg.readyCheck(serving)); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -211,9 +221,10 @@ func (r *webhookRegistrar) Start(ctx context.Context) error {
 
 func (r *webhookRegistrar) NeedLeaderElection() bool { return false }
 
-// readyCheck passes once the webhooks are registered, their certificates served and the webhook
-// server listening: only then may the Service send the API server's calls to this replica.
-func (r *webhookRegistrar) readyCheck(w *certs.Watcher) healthz.Checker {
+// readyCheck passes once the webhooks are registered, the certificate served is one the API
+// server trusts (serving) and the webhook server completes a handshake: only then may the Service
+// send the API server's calls to this replica.
+func (r *webhookRegistrar) readyCheck(serving healthz.Checker) healthz.Checker {
 	started := r.mgr.GetWebhookServer().StartedChecker()
 	return func(req *http.Request) error {
 		select {
@@ -221,8 +232,8 @@ func (r *webhookRegistrar) readyCheck(w *certs.Watcher) healthz.Checker {
 		default:
 			return errors.New("webhook certificates are not ready yet")
 		}
-		if !w.Ready() {
-			return errors.New("webhook certificates are not loaded yet")
+		if err := serving(req); err != nil {
+			return err
 		}
 		return started(req)
 	}
