@@ -67,7 +67,7 @@ func TestDataPathTransformsANodeLocalObjectOnItsNode(t *testing.T) {
 	a, b := nodes[0], nodes[1]
 	ns := namespace(t)
 	clientA, clientB := clientOn(t, ns, a), clientOn(t, ns, b)
-	object := fmt.Sprintf("e2e/%s/only-on-a.bin", ns)
+	object := "only-on-a.bin"
 	data := []byte("bytes that live on node " + a + " only")
 	writeObject(t, ns, clientA, object, data)
 	for _, comm := range v1alpha1.Communications {
@@ -109,7 +109,7 @@ func TestDataPathMD5OfAThousandObjects(t *testing.T) {
 		for j := range data {
 			data[j] = byte(rng.UintN(256))
 		}
-		name := fmt.Sprintf("e2e/%s/obj-%04d", ns, i)
+		name := fmt.Sprintf("obj-%04d", i)
 		objects[name] = data
 		want[name] = md5hex(data)
 	}
@@ -161,7 +161,7 @@ func TestDataPathPipeline(t *testing.T) {
 	k8s.MustCreate(t, last)
 	k8s.WaitForStage(t, upper, v1alpha1.StageRunning)
 	k8s.WaitForStage(t, last, v1alpha1.StageRunning)
-	object := fmt.Sprintf("e2e/%s/pipeline.txt", ns)
+	object := "pipeline.txt"
 	writeObject(t, ns, clientPod, object, []byte("make me loud"))
 	code, body := fetchFrom(t, ns, clientPod, transformURL(ns, "upper>>"+last.Name, object))
 	if want := node + ":" + md5hex([]byte("MAKE ME LOUD")); code != 200 || body != want {
@@ -180,7 +180,7 @@ func postFrom(t *testing.T, ns, pod, u string, body []byte) (int, string) {
 // the node's agent runs it, and the results appear on the node under their final names only.
 func TestDataPathOfflineRun(t *testing.T) {
 	node, ns, clientPod, tr := md5OnANode(t, v1alpha1.CommHPush)
-	src, dst := fmt.Sprintf("e2e/%s/offline-src", ns), fmt.Sprintf("e2e/%s/offline-dst", ns)
+	src, dst := "offline-src", "offline-dst"
 	want, objects := map[string]string{}, map[string][]byte{}
 	for i := range 50 {
 		data := fmt.Appendf(nil, "offline object %d of %s", i, ns)

@@ -194,5 +194,5 @@ func TestMxJobSurvivesManagerRestart(t *testing.T) {
 	if c := got.Status.ReplicaStatuses[v1beta1.ReplicaTypeScheduler]; c == nil || c.Succeeded != 1 {
 		t.Errorf("replica statuses %v; want the scheduler succeeded", got.Status.ReplicaStatuses)
 	}
-	scaleManager(t, 1) // wait for the replacement to be Ready before the next test
+	scaleManager(t, managerReplicas) // wait for the replacements to be Ready before the next test
 }

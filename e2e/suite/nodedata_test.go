@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
@@ -28,7 +31,8 @@ const (
 // clientOn starts a client pod on node and returns its name once it is ready. The pod also
 // mounts the node's data root, so the suite writes and reads the node's objects through it (the
 // testserver's /files): that works on every provider, kind's container nodes included. What the
-// test wrote under e2e/<ns> is removed when it ends.
+// test wrote into namespace ns's data is removed when it ends. The pod calls the node agent with
+// a data path token of ns's default ServiceAccount (see fetchFrom).
 func clientOn(t *testing.T, ns, node string) string {
 	t.Helper()
 	hostPathType := corev1.HostPathDirectoryOrCreate
@@ -38,14 +42,24 @@ func clientOn(t *testing.T, ns, node string) string {
 			NodeName: node,
 			Containers: []corev1.Container{{
 				Name: "client", Image: clientImage, ImagePullPolicy: corev1.PullIfNotPresent,
-				Env:            []corev1.EnvVar{{Name: "DATA_DIR", Value: podDataDir}},
+				Env:            []corev1.EnvVar{{Name: "DATA_DIR", Value: podDataDir}, {Name: "TOKEN_FILE", Value: wire.TokenFile}},
 				Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-				VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: podDataDir}},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "data", MountPath: podDataDir},
+					{Name: "token", MountPath: path.Dir(wire.TokenFile), ReadOnly: true},
+				},
 			}},
-			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-				Path: hostDataRoot + "/" + node, Type: &hostPathType,
-			}}}},
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: hostDataRoot + "/" + node, Type: &hostPathType,
+				}}},
+				{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+					Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+						Audience: wire.Audience, ExpirationSeconds: ptr.To[int64](3600), Path: path.Base(wire.TokenFile),
+					}}},
+				}}},
+			},
 		},
 	}
 	k8s.MustCreate(t, pod)
@@ -61,22 +75,23 @@ func clientOn(t *testing.T, ns, node string) string {
 		return false, nil
 	})
 	t.Cleanup(func() {
-		if code, body := nodeFiles(ns, pod.Name, "DELETE", "e2e/"+ns, nil); code != 204 {
-			t.Logf("removing e2e/%s from node %s: %d %s", ns, node, code, body)
+		if code, body := nodeFiles(ns, pod.Name, "DELETE", "", nil); code != 204 {
+			t.Logf("removing namespace %s's data from node %s: %d %s", ns, node, code, body)
 		}
 	})
 	return pod.Name
 }
 
 // nodeFiles calls the client pod's /files (or /dirs, for a path starting with "dirs:") through
-// the API server's pod proxy and returns the status and body.
-func nodeFiles(ns, pod, method, path string, body []byte, params ...string) (int, string) {
+// the API server's pod proxy and returns the status and body. name is a file of namespace
+// ns's data (its directory of the node's data root), as the node agent names objects.
+func nodeFiles(ns, pod, method, name string, body []byte, params ...string) (int, string) {
 	resource := "files"
-	if p, ok := strings.CutPrefix(path, "dirs:"); ok {
-		resource, path = "dirs", p
+	if p, ok := strings.CutPrefix(name, "dirs:"); ok {
+		resource, name = "dirs", p
 	}
 	req := clientset.CoreV1().RESTClient().Verb(method).Namespace(ns).Resource("pods").Name(pod+":8080").
-		SubResource("proxy").Suffix(resource, path)
+		SubResource("proxy").Suffix(resource, path.Join(ns, name))
 	for i := 0; i+1 < len(params); i += 2 {
 		req = req.Param(params[i], params[i+1])
 	}

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -24,6 +25,8 @@ import (
 const (
 	systemNamespace = "mlkube-system"
 	managerName     = "mlkube-manager"
+	// managerReplicas is how many manager pods the bundle runs.
+	managerReplicas = 2
 	// pollTimeout bounds every wait: long enough for a pod start on a loaded 2-core machine.
 	pollTimeout = 3 * time.Minute
 )
@@ -75,8 +78,28 @@ func podFailed(p *corev1.Pod) error {
 }
 
 // namespace creates a namespace for one test and removes it afterwards; on failure it first
-// prints what a person needs to see: pods, events and the manager's logs.
+// prints what a person needs to see: pods, events and the manager's logs. The namespace's default
+// ServiceAccount may use its Transforms and data on the node data path (bindDataPath).
 func namespace(t *testing.T) string {
+	t.Helper()
+	ns := bareNamespace(t)
+	bindDataPath(t, ns, ns)
+	return ns
+}
+
+// bindDataPath lets the default ServiceAccount of namespace user run the Transforms of namespace
+// ns and read and write its data, as a namespace admin grants it (docs/datapath-rbac.md).
+func bindDataPath(t *testing.T, ns, user string) {
+	t.Helper()
+	k8s.MustCreate(t, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "datapath-" + user, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mlkube-datapath-user"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: user}},
+	})
+}
+
+// bareNamespace is namespace without any binding.
+func bareNamespace(t *testing.T) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
 	k8s.CreateTemporary(t, ns)

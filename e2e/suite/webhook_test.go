@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func TestFailurePolicyFailWithoutTheManager(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	scaleManager(t, 0)
-	t.Cleanup(func() { scaleManager(t, 1) })
+	t.Cleanup(func() { scaleManager(t, managerReplicas) })
 
 	err := k8s.Create(ctx, builders.MxJob("while-down").Namespace(ns).Local().Obj())
 	if err == nil || !strings.Contains(err.Error(), `failed calling webhook "mmxjob.mlkube.io"`) {
@@ -110,10 +111,54 @@ func TestFailurePolicyFailWithoutTheManager(t *testing.T) {
 		t.Fatalf("creating a Transform without the manager got %v; want a refusal from the webhook call", err)
 	}
 
-	scaleManager(t, 1)
+	scaleManager(t, managerReplicas)
 	// The API server learns the new endpoint through its own watch: poll until it does.
 	k8s.Eventually(t, "creates to succeed again", func(ctx context.Context) (bool, error) {
 		err := k8s.Create(ctx, builders.MxJob("after-return").Namespace(ns).Local().Obj())
 		return err == nil, err
 	})
+}
+
+// TestLosingAManagerPodRefusesNoCreate: with two manager replicas, deleting one while creates
+// stream in refuses none of them; every create goes through both webhooks (server-side dry run,
+// so nothing is left to clean up).
+func TestLosingAManagerPodRefusesNoCreate(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	managers, err := managerPods(ctx)
+	if err != nil || len(managers) != managerReplicas {
+		t.Fatalf("manager pods: %d (%v), want %d", len(managers), err, managerReplicas)
+	}
+	t.Cleanup(func() { scaleManager(t, managerReplicas) })
+	// Creates go on until the deleted pod is gone for good (and at least minCreates ran), so the
+	// whole of its termination falls within them.
+	const minCreates, maxCreates = 200, 5000
+	var refused []string
+	gone := false
+	i := 0
+	for ; i < maxCreates && (i < minCreates || !gone); i++ {
+		if i == 20 {
+			if err := k8s.Delete(ctx, &managers[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var obj client.Object = builders.MxJob(fmt.Sprintf("stream-%d", i)).Namespace(ns).Local().Obj()
+		if i%2 == 1 {
+			obj = builders.Transform(fmt.Sprintf("stream-%d", i)).Namespace(ns).Runtime("x").Obj()
+		}
+		if err := k8s.Create(ctx, obj, client.DryRunAll); err != nil {
+			refused = append(refused, fmt.Sprintf("create %d: %v", i, err))
+		}
+		if i > 20 && i%10 == 0 {
+			err := k8s.Get(ctx, client.ObjectKeyFromObject(&managers[0]), &corev1.Pod{})
+			gone = apierrors.IsNotFound(err)
+		}
+	}
+	if !gone {
+		t.Fatalf("manager pod %s still there after %d creates", managers[0].Name, i)
+	}
+	if len(refused) > 0 {
+		t.Fatalf("%d of %d creates refused while manager pod %s went away, first: %s", len(refused), i, managers[0].Name, refused[0])
+	}
+	t.Logf("%d creates, none refused, while manager pod %s terminated", i, managers[0].Name)
 }

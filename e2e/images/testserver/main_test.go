@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,5 +78,30 @@ func TestLookupLocalhost(t *testing.T) {
 	code, body := do(t, "GET", srv.URL+"/lookup?name=localhost", "")
 	if code != http.StatusOK || !strings.Contains(body, "127.0.0.1") {
 		t.Errorf("lookup localhost = %d %q", code, body)
+	}
+}
+
+// TestFetchSendsTheToken: with TOKEN_FILE, /fetch sends the file's token (read per request, so a
+// rotated token is picked up) unless ?token=none.
+func TestFetchSendsTheToken(t *testing.T) {
+	var got []string
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+	}))
+	defer echo.Close()
+	file := filepath.Join(t.TempDir(), "token")
+	t.Setenv("TOKEN_FILE", file)
+	srv := httptest.NewServer(newMux())
+	defer srv.Close()
+	for _, step := range []struct{ token, query string }{{"first\n", ""}, {"second", ""}, {"second", "&token=none"}} {
+		if err := os.WriteFile(file, []byte(step.token), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, body := do(t, "GET", srv.URL+"/fetch?url="+url.QueryEscape(echo.URL)+step.query, ""); code != 200 {
+			t.Fatalf("fetch: %d %s", code, body)
+		}
+	}
+	if want := []string{"Bearer first", "Bearer second", ""}; !slices.Equal(got, want) {
+		t.Errorf("sent %q, want %q", got, want)
 	}
 }

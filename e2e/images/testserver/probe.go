@@ -4,6 +4,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -16,7 +18,9 @@ var probeClient = &http.Client{
 }
 
 // fetch relays what ?url= answers, its status code and body, to a GET, or
-// to a POST of this request's body (JSON).
+// to a POST of this request's body (JSON). With TOKEN_FILE set (a projected
+// ServiceAccount token for the node data path) the request carries the
+// token as a bearer token, unless ?token=none.
 func fetch(w http.ResponseWriter, r *http.Request) {
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.Query().Get("url"), r.Body)
 	if err != nil {
@@ -25,6 +29,15 @@ func fetch(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if file := os.Getenv("TOKEN_FILE"); file != "" && r.URL.Query().Get("token") != "none" {
+		// Read per request: the kubelet replaces the token before it expires.
+		token, err := os.ReadFile(file)
+		if err != nil {
+			http.Error(w, "reading the token: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
 	}
 	resp, err := probeClient.Do(req)
 	if err != nil {
