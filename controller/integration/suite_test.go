@@ -38,12 +38,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if os.Getenv("MLKUBE_REQUIRE_ENVTEST") != "" {
-			fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set; run `make test`")
-			os.Exit(1)
-		}
-		fmt.Println("skipping the integration tests: KUBEBUILDER_ASSETS is not set (`make test` sets it)")
+	if !kubetest.HaveEnvtest() {
 		os.Exit(0)
 	}
 	os.Exit(run(m))
@@ -51,16 +46,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "manifests", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			Paths: []string{filepath.Join("..", "..", "manifests", "webhook", "manifests.yaml")},
-			// A name, not an IP: the rotator's certificate carries DNS names only.
-			LocalServingHost:             "localhost",
-			LocalServingHostExternalName: "localhost",
-		},
-	}
+	env := kubetest.Envtest(filepath.Join("..", ".."))
 	var err error
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)

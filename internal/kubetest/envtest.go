@@ -1,0 +1,40 @@
+package kubetest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Envtest is the API server of the integration suites (a real kube-apiserver and etcd) with
+// mlkube's CRDs and its webhook configurations, found under the repository root root. The
+// webhooks point at envtest's local serving port by the name localhost: the rotator's
+// certificates carry DNS names only.
+func Envtest(root string) *envtest.Environment {
+	return &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(root, "manifests", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			Paths:                        []string{filepath.Join(root, "manifests", "webhook", "manifests.yaml")},
+			LocalServingHost:             "localhost",
+			LocalServingHostExternalName: "localhost",
+		},
+	}
+}
+
+// HaveEnvtest reports whether the integration tests can run (KUBEBUILDER_ASSETS names the API
+// server's binaries). Without it they are skipped, unless MLKUBE_REQUIRE_ENVTEST is set (`make
+// test`), which makes it exit the test binary with an error rather than pass without testing.
+func HaveEnvtest() bool {
+	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
+		return true
+	}
+	if os.Getenv("MLKUBE_REQUIRE_ENVTEST") != "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set; run `make test`")
+		os.Exit(1)
+	}
+	fmt.Println("skipping the integration tests: KUBEBUILDER_ASSETS is not set (`make test` sets it)")
+	return false
+}
