@@ -119,7 +119,7 @@ bench: ## benchmarks, each reported as a ratio to a baseline run in the same pro
 	assets=$$(hack/envtest-assets.sh); \
 	KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 30m ./controller/integration/ | grep -E '^(Benchmark|ok|PASS|FAIL)'
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./sdk/transformer/
-	$(GO) test -count=1 -run '^$$' -bench DataPath -benchtime 2s ./controller/datapath/agent/
+	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) test -count=1 -run '^$$' -bench 'DataPath|Authorization' -benchtime 2s ./controller/datapath/agent/
 
 .PHONY: help
 help:

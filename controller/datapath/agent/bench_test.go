@@ -128,7 +128,7 @@ func setupPath(b *testing.B, path string, size int) func(c *http.Client) error {
 	payload := transformertest.Object{Size: size}.Bytes()
 	put := func(url string) func(c *http.Client) error {
 		return func(c *http.Client) error {
-			return roundTrip(c, http.MethodPut, url, payload)
+			return roundTrip(c, http.MethodPut, url, "", payload)
 		}
 	}
 	switch path {
@@ -145,13 +145,14 @@ func setupPath(b *testing.B, path string, size int) func(c *http.Client) error {
 	if comm == etlv1alpha1.CommHPull {
 		e.writeObject("object", payload)
 		url := e.transformURL("echo", "object", wire.Query{})
-		return func(c *http.Client) error { return roundTrip(c, http.MethodGet, url, nil) }
+		return func(c *http.Client) error { return roundTrip(c, http.MethodGet, url, "", nil) }
 	}
 	return put(e.transformURL("echo", "object", wire.Query{}))
 }
 
-// roundTrip sends one object and reads the result to its end.
-func roundTrip(c *http.Client, method, url string, payload []byte) error {
+// roundTrip sends one object, with token as its bearer token when set, and reads the result to
+// its end.
+func roundTrip(c *http.Client, method, url, token string, payload []byte) error {
 	var body io.Reader
 	if payload != nil {
 		body = bytes.NewReader(payload)
@@ -159,6 +160,9 @@ func roundTrip(c *http.Client, method, url string, payload []byte) error {
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
