@@ -1,5 +1,6 @@
 // Package v1alpha1 holds the Transform API: user transformation code run next to the data, one
-// transformer pod per node, fed by the node's data path agent.
+// transformer pod per node, fed by the node's data path agent; and TransformRuns, offline
+// dataset-to-dataset transforms through a Transform on every node at once.
 //
 // +kubebuilder:object:generate=true
 // +groupName=etl.mlkube.io
@@ -25,7 +26,7 @@ var (
 // addKnownTypes registers every root type of this package (+kubebuilder:object:root=true) under
 // GroupVersion, with the meta types (ListOptions, WatchEvent, ...) a client needs for the version.
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Transform{}, &TransformList{})
+	s.AddKnownTypes(GroupVersion, &Transform{}, &TransformList{}, &TransformRun{}, &TransformRunList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
