@@ -1,7 +1,8 @@
-// Package owned is what the MxJob and Transform reconcilers do alike with the pods and Services
-// they own: finding them, creating and deleting them in slow-start batches with an event and a
-// V(2) log line for each, recording the events a plan decided, and choosing when to reconcile
-// again (requeue delays and the backoff before a failed pod is replaced).
+// Package owned is what the MxJob and Transform reconcilers do alike with the objects they own:
+// finding them, creating and deleting them in slow-start batches with an event and a V(2) log line
+// for each, keeping a single owned object as wanted (Ensure), recording the events a plan decided,
+// and choosing when to reconcile again (requeue delays and the backoff before a failed pod is
+// replaced).
 package owned
 
 import (
