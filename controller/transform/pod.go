@@ -43,18 +43,29 @@ func podName(t *v1alpha1.Transform, node string) string {
 	return t.Name + "-" + nodeHash(node)
 }
 
-func podLabels(t *v1alpha1.Transform, node string) map[string]string {
-	nodeLabel := node
-	if len(nodeLabel) > 63 {
-		nodeLabel = nodeHash(node) // a label value is at most 63 characters
-	}
+// transformerLabels select the transformer pods of t, on every node.
+func transformerLabels(t *v1alpha1.Transform) map[string]string {
 	return map[string]string{
 		labels.ManagedBy: labels.ManagedByValue,
 		LabelName:        t.Name,
-		LabelNode:        nodeLabel,
 		LabelAppName:     "etl",
 		LabelComponent:   "transformer",
 	}
+}
+
+func podLabels(t *v1alpha1.Transform, node string) map[string]string {
+	l := transformerLabels(t)
+	l[LabelNode] = node
+	if len(node) > 63 {
+		l[LabelNode] = nodeHash(node) // a label value is at most 63 characters
+	}
+	return l
+}
+
+// controlledByTransform makes t the controller of what it runs, so that garbage collection
+// deletes them with it.
+func controlledByTransform(t *v1alpha1.Transform) []metav1.OwnerReference {
+	return []metav1.OwnerReference{*metav1.NewControllerRef(t, v1alpha1.GroupVersion.WithKind("Transform"))}
 }
 
 // buildPod makes the transformer pod for node from the Transform's form, pinned to the node.
@@ -91,7 +102,7 @@ func buildPod(t *v1alpha1.Transform, node string) *corev1.Pod {
 			Namespace:       t.Namespace,
 			Labels:          lbls,
 			Annotations:     annotations,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(t, v1alpha1.GroupVersion.WithKind("Transform"))},
+			OwnerReferences: controlledByTransform(t),
 		},
 		Spec: *spec,
 	}

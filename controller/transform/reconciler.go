@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -16,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
@@ -30,30 +30,34 @@ type Reconciler struct {
 	client.Client
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
-	// Stats, when set, supplies the node agents' latest statistics.
+	// Stats supplies the node agents' latest statistics. The agents it pulls them from (its
+	// Namespace and Selector) are also the only pods a transformer pod admits traffic from.
 	Stats *Collector
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
-// SetupWithManager registers the controller: Transforms, their pods, and nodes (a node joining
-// or leaving changes every Transform's set of eligible nodes).
+// SetupWithManager registers the controller: Transforms, their pods and NetworkPolicies, nodes
+// (a node joining or leaving changes every Transform's set of eligible nodes) and the agents'
+// statistics.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Stats == nil {
+		return errors.New("the Transform controller needs Stats: it locates the node agents, the only peers of transformer pods")
+	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	b := ctrl.NewControllerManagedBy(mgr).
+	if err := mgr.Add(r.Stats); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Transform{}).
 		Owns(&corev1.Pod{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allTransforms)).
-		Named("transform")
-	if r.Stats != nil {
-		if err := mgr.Add(r.Stats); err != nil {
-			return err
-		}
-		b = b.WatchesRawSource(source.Channel(r.Stats.Changes(), &handler.EnqueueRequestForObject{}))
-	}
-	return b.Complete(r)
+		WatchesRawSource(source.Channel(r.Stats.Changes(), &handler.EnqueueRequestForObject{})).
+		Named("transform").
+		Complete(r)
 }
 
 func (r *Reconciler) allTransforms(ctx context.Context, _ client.Object) []reconcile.Request {
@@ -68,14 +72,15 @@ func (r *Reconciler) allTransforms(ctx context.Context, _ client.Object) []recon
 	return reqs
 }
 
-// Reconcile creates the missing transformer pods, writes the status once, then deletes.
+// Reconcile keeps the Transform's NetworkPolicy, creates the missing transformer pods, writes the
+// status once, then deletes.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var t v1alpha1.Transform
 	if err := r.Get(ctx, req.NamespacedName, &t); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if t.DeletionTimestamp != nil {
-		return reconcile.Result{}, nil // garbage collection removes the pods
+		return reconcile.Result{}, nil // garbage collection removes the pods and the NetworkPolicy
 	}
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
@@ -86,13 +91,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	var reports map[string]wire.StatsReport
-	if r.Stats != nil {
-		reports = r.Stats.Latest()
-	}
-	p := computePlan(&t, nodes.Items, pods, reports, r.Clock.Now())
+	p := computePlan(&t, nodes.Items, pods, r.Stats.Latest(), r.Clock.Now())
 
-	errs := []error{owned.Create(ctx, o, p.createOn, podCreation(&t))}
+	// The policy goes first and, until it exists, no pod is created: a transformer never starts
+	// open to the whole cluster.
+	policy := buildNetworkPolicy(&t, r.Stats.Namespace, r.Stats.Selector)
+	err = owned.Ensure(ctx, o, policy, restoreNetworkPolicy)
+	errs := []error{err}
+	if err == nil {
+		errs = append(errs, owned.Create(ctx, o, p.createOn, podCreation(&t)))
+	}
 	if !equality.Semantic.DeepEqual(t.Status, p.status) {
 		oldStage := t.Status.Stage
 		t.Status = p.status
