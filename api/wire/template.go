@@ -1,0 +1,249 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+)
+
+// The names of a TransformRun's objects, shared by the webhook (which refuses a source that names
+// too many or bad objects), the controller and the agent (which transform them): one code, so what
+// the webhook admitted is exactly what the nodes do.
+
+const (
+	// PipelineSeparator joins the stages of a pipeline of Transforms, "a>>b".
+	PipelineSeparator = ">>"
+	// MaxPipelineStages bounds the Transforms of one pipeline: every stage holds a transformer
+	// connection and a buffer per object in flight on the node.
+	MaxPipelineStages = 8
+)
+
+// ExpandTemplate returns the names a brace template stands for, as bash expands it: a range
+// "{0000..0999}" (zero padding kept from the wider bound when either bound has a leading zero),
+// a list "{a,b,c}", several groups multiplying in order (the leftmost varies slowest). Its errors
+// name the problem: unbalanced or nested braces, a range whose end is before its start, more than
+// max names (counted before anything is expanded, so a template never allocates past max), and
+// names CheckObject refuses.
+func ExpandTemplate(t string, max int) ([]string, error) {
+	groups, err := parseTemplate(t)
+	if err != nil {
+		return nil, err
+	}
+	n := 1
+	for _, g := range groups {
+		// n*count > max, asked without overflowing (every group has at least one alternative).
+		c := g.count()
+		if n > max/c {
+			return nil, fmt.Errorf("template %q names more than %d objects: split the run, or list the objects", clip(t), max)
+		}
+		n *= c
+	}
+	names := make([]string, 0, n)
+	var buf []byte
+	var expand func(i int) error
+	expand = func(i int) error {
+		if i == len(groups) {
+			name := string(buf)
+			if err := CheckObject(name); err != nil {
+				return fmt.Errorf("template %q: %w", clip(t), err)
+			}
+			names = append(names, name)
+			return nil
+		}
+		mark := len(buf)
+		for k := range groups[i].count() {
+			buf = append(buf[:mark], groups[i].at(k)...)
+			if err := expand(i + 1); err != nil {
+				return err
+			}
+		}
+		buf = buf[:mark]
+		return nil
+	}
+	if err := expand(0); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// clip keeps templates quoted in errors short: messages end up in admission answers and events.
+func clip(t string) string {
+	const keep = 64
+	if len(t) <= keep {
+		return t
+	}
+	return t[:keep] + "…"
+}
+
+// group is one part of a template: a literal (one alternative), a list, or a numeric range.
+type group struct {
+	alts    []string // a literal or a list
+	lo, hi  uint64   // a range, when alts is nil
+	width   int      // zero padding of a range
+	isRange bool
+}
+
+func (g group) count() int {
+	if !g.isRange {
+		return len(g.alts)
+	}
+	return int(g.hi - g.lo + 1) // parseRange bounded it
+}
+
+func (g group) at(k int) string {
+	if !g.isRange {
+		return g.alts[k]
+	}
+	s := strconv.FormatUint(g.lo+uint64(k), 10)
+	if pad := g.width - len(s); pad > 0 {
+		s = strings.Repeat("0", pad) + s
+	}
+	return s
+}
+
+// parseTemplate splits t into literals and brace groups.
+func parseTemplate(t string) ([]group, error) {
+	var groups []group
+	for rest := t; rest != ""; {
+		open := strings.IndexAny(rest, "{}")
+		if open < 0 {
+			groups = append(groups, group{alts: []string{rest}})
+			break
+		}
+		if rest[open] == '}' {
+			return nil, fmt.Errorf("template %q: a } closes no {; balance the braces", clip(t))
+		}
+		if open > 0 {
+			groups = append(groups, group{alts: []string{rest[:open]}})
+		}
+		end := strings.IndexAny(rest[open+1:], "{}")
+		if end < 0 {
+			return nil, fmt.Errorf("template %q: a { is never closed; balance the braces", clip(t))
+		}
+		if rest[open+1+end] == '{' {
+			return nil, fmt.Errorf("template %q: nested braces are not supported; write the names as one level of groups", clip(t))
+		}
+		g, err := parseGroup(rest[open+1 : open+1+end])
+		if err != nil {
+			return nil, fmt.Errorf("template %q: %w", clip(t), err)
+		}
+		groups = append(groups, g)
+		rest = rest[open+1+end+1:]
+	}
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("template: %w", ErrNoObject)
+	}
+	return groups, nil
+}
+
+// parseGroup reads the inside of braces: a list "a,b" or a range "0..9".
+func parseGroup(in string) (group, error) {
+	if strings.Contains(in, ",") {
+		return group{alts: strings.Split(in, ",")}, nil
+	}
+	from, to, ok := strings.Cut(in, "..")
+	if !ok {
+		return group{}, fmt.Errorf("{%s} is neither a range {0..9} nor a list {a,b}", clip(in))
+	}
+	lo, err1 := parseBound(from)
+	hi, err2 := parseBound(to)
+	if err := errors.Join(err1, err2); err != nil {
+		return group{}, fmt.Errorf("range {%s}: %w", clip(in), err)
+	}
+	if hi < lo {
+		return group{}, fmt.Errorf("range {%s} ends before it starts; write it from the lower bound up", clip(in))
+	}
+	if hi-lo >= uint64(maxInt) {
+		return group{}, fmt.Errorf("range {%s} is too large; split the run", clip(in))
+	}
+	g := group{lo: lo, hi: hi, isRange: true}
+	// bash pads every name to the wider bound when either bound is written with a leading zero.
+	if leadingZero(from) || leadingZero(to) {
+		g.width = max(len(from), len(to))
+	}
+	return g, nil
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+func leadingZero(s string) bool { return len(s) > 1 && s[0] == '0' }
+
+// parseBound reads a range's bound: digits only, as bash's letters and negative numbers have no
+// use in object names.
+func parseBound(s string) (uint64, error) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, fmt.Errorf("bound %q is not a non-negative integer", clip(s))
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bound %q is too large", clip(s))
+	}
+	return v, nil
+}
+
+// SourceObjects returns the objects an objects or template source names, each once, in order: the
+// list, or the template's expansion. It refuses a prefix source (whose objects are found by
+// walking the prefix on each node), more than max objects and names CheckObject refuses.
+func SourceObjects(src etlv1alpha1.RunSource, max int) ([]string, error) {
+	var names []string
+	switch {
+	case len(src.Objects) > 0:
+		if len(src.Objects) > max {
+			return nil, fmt.Errorf("%d objects: at most %d are allowed; split the run", len(src.Objects), max)
+		}
+		for i, o := range src.Objects {
+			if err := CheckObject(o); err != nil {
+				return nil, fmt.Errorf("objects[%d]: %w", i, err)
+			}
+		}
+		names = src.Objects
+	case src.Template != "":
+		var err error
+		if names, err = ExpandTemplate(src.Template, max); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errors.New("the source names no objects or template; a prefix source is walked on each node")
+	}
+	return dedupe(names), nil
+}
+
+// dedupe returns names without repetitions, first occurrences in order, in a new slice.
+func dedupe(names []string) []string {
+	seen := make(map[string]struct{}, len(names))
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if _, dup := seen[n]; !dup {
+			seen[n] = struct{}{}
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ResultName returns the destination name of source object object: for a prefix source, the
+// object's name relative to the source's prefix under the destination's prefix; for objects and
+// template sources, the object's name under the destination's prefix. With src.Extension set, ok
+// is false for objects not ending in it (and the extension is replaced by dst.ToExtension when
+// that is set); ok is false as well for an object outside a prefix source.
+func ResultName(src etlv1alpha1.RunSource, dst etlv1alpha1.RunDestination, object string) (name string, ok bool) {
+	rel := object
+	if src.Prefix != "" {
+		if rel, ok = strings.CutPrefix(object, strings.TrimSuffix(src.Prefix, "/")+"/"); !ok || rel == "" {
+			return "", false
+		}
+	}
+	if src.Extension != "" {
+		stem, found := strings.CutSuffix(rel, src.Extension)
+		if !found {
+			return "", false
+		}
+		if dst.ToExtension != "" {
+			rel = stem + dst.ToExtension
+		}
+	}
+	return strings.TrimSuffix(dst.Prefix, "/") + "/" + rel, true
+}

@@ -1,0 +1,204 @@
+package wire
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+)
+
+func TestExpandTemplate(t *testing.T) {
+	cases := map[string]struct {
+		template string
+		max      int
+		want     []string
+		wantErr  string // a part of the error; "" for valid
+	}{
+		"literal":             {template: "a/b.tar", max: 10, want: []string{"a/b.tar"}},
+		"padded range":        {template: "shard-{0000..0003}.tar", max: 10, want: []string{"shard-0000.tar", "shard-0001.tar", "shard-0002.tar", "shard-0003.tar"}},
+		"padding of wider":    {template: "{08..010}", max: 10, want: []string{"008", "009", "010"}},
+		"padding from end":    {template: "{1..03}", max: 10, want: []string{"01", "02", "03"}},
+		"no padding":          {template: "{8..10}", max: 10, want: []string{"8", "9", "10"}},
+		"zero is not padding": {template: "{0..2}", max: 10, want: []string{"0", "1", "2"}},
+		"one-name range":      {template: "x{5..5}", max: 1, want: []string{"x5"}},
+		"list":                {template: "{a,b,c}.jpg", max: 10, want: []string{"a.jpg", "b.jpg", "c.jpg"}},
+		"empty list item":     {template: "a{,b}", max: 10, want: []string{"a", "ab"}},
+		"groups multiply":     {template: "{x,y}/{1..2}-{a,b}", max: 8, want: []string{"x/1-a", "x/1-b", "x/2-a", "x/2-b", "y/1-a", "y/1-b", "y/2-a", "y/2-b"}},
+		"exactly max":         {template: "{0..9}", max: 10, want: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
+		"duplicates kept":     {template: "{a,a}", max: 10, want: []string{"a", "a"}},
+		"one past max":        {template: "{0..10}", max: 10, wantErr: "more than 10 objects"},
+		"product past max":    {template: "{0..9}{0..9}{0..9}", max: 999, wantErr: "more than 999 objects"},
+		"huge product":        {template: strings.Repeat("{0..4294967295}", 4), max: 100000, wantErr: "more than 100000 objects"},
+		"huge range":          {template: "{0..18446744073709551615}", max: 100000, wantErr: "too large"},
+		"bound overflows":     {template: "{0..99999999999999999999}", max: 10, wantErr: "too large"},
+		"unclosed":            {template: "shard-{0..9.tar", max: 10, wantErr: "never closed"},
+		"stray close":         {template: "shard-0..9}.tar", max: 10, wantErr: "closes no {"},
+		"nested":              {template: "{a,{b,c}}", max: 10, wantErr: "nested braces"},
+		"backwards range":     {template: "{9..0}", max: 10, wantErr: "ends before it starts"},
+		"letters":             {template: "{a..z}", max: 100, wantErr: `bound "a" is not a non-negative integer`},
+		"negative":            {template: "{-1..3}", max: 100, wantErr: `bound "-1"`},
+		"step":                {template: "{0..9..2}", max: 100, wantErr: `bound "9..2"`},
+		"neither":             {template: "x{ab}", max: 100, wantErr: "neither a range"},
+		"empty group":         {template: "x{}", max: 100, wantErr: "neither a range"},
+		"empty":               {template: "", max: 10, wantErr: "no object name"},
+		"empty name":          {template: "{,a}", max: 10, wantErr: "no object name"},
+		"absolute":            {template: "/{a,b}", max: 10, wantErr: "absolute path"},
+		"dot-dot across":      {template: "a/{.,b}./c", max: 10, wantErr: "contains .."},
+		"too long":            {template: strings.Repeat("a", MaxObjectName) + "{0..1}", max: 10, wantErr: "too long"},
+		"zero max":            {template: "a", max: 0, wantErr: "more than 0 objects"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ExpandTemplate(tc.template, tc.max)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ExpandTemplate(%q, %d) = %d names, %v; want an error containing %q", tc.template, tc.max, len(got), err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ExpandTemplate(%q, %d) = %v", tc.template, tc.max, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ExpandTemplate(%q) (-want +got):\n%s", tc.template, diff)
+			}
+		})
+	}
+}
+
+// TestExpandTemplateIssueExample: the issue's template names a thousand shards, in order.
+func TestExpandTemplateIssueExample(t *testing.T) {
+	got, err := ExpandTemplate("shard-{0000..0999}.tar", etlv1alpha1.MaxRunObjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1000 || got[0] != "shard-0000.tar" || got[999] != "shard-0999.tar" || got[10] != "shard-0010.tar" {
+		t.Errorf("ExpandTemplate = %d names, first %q, 11th %q, last %q", len(got), got[0], got[10], got[len(got)-1])
+	}
+}
+
+// TestTemplateErrorsStayShort: errors quote at most a clipped template, as they reach admission
+// answers and events.
+func TestTemplateErrorsStayShort(t *testing.T) {
+	for _, tmpl := range []string{strings.Repeat("x", 1000) + "{", "{" + strings.Repeat("9", 1000) + "..0}", strings.Repeat("{0..9}", 200)} {
+		_, err := ExpandTemplate(tmpl, 100)
+		if err == nil || len(err.Error()) > 300 {
+			t.Errorf("ExpandTemplate of %d bytes: error %d bytes long: %v", len(tmpl), len(fmt.Sprint(err)), err)
+		}
+	}
+}
+
+func TestSourceObjects(t *testing.T) {
+	cases := map[string]struct {
+		src     etlv1alpha1.RunSource
+		max     int
+		want    []string
+		wantErr string
+	}{
+		"objects":             {src: etlv1alpha1.RunSource{Objects: []string{"b", "a", "b"}}, max: 3, want: []string{"b", "a"}},
+		"template":            {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, max: 3, want: []string{"a", "b"}},
+		"too many objects":    {src: etlv1alpha1.RunSource{Objects: []string{"a", "b"}}, max: 1, wantErr: "2 objects: at most 1"},
+		"bad object":          {src: etlv1alpha1.RunSource{Objects: []string{"a", "../b"}}, max: 10, wantErr: "objects[1]: object \"../b\" contains .."},
+		"too large template":  {src: etlv1alpha1.RunSource{Template: "{1..3}"}, max: 2, wantErr: "more than 2"},
+		"prefix":              {src: etlv1alpha1.RunSource{Prefix: "raw"}, max: 10, wantErr: "prefix source"},
+		"extension no filter": {src: etlv1alpha1.RunSource{Objects: []string{"a.wav"}, Extension: ".flac"}, max: 10, want: []string{"a.wav"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := SourceObjects(tc.src, tc.max)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("SourceObjects = %v, %v; want an error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("SourceObjects = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("SourceObjects (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSourceObjectsKeepsTheSpec: de-duplicating never writes into the spec's own list.
+func TestSourceObjectsKeepsTheSpec(t *testing.T) {
+	objects := []string{"a", "a", "b"}
+	if _, err := SourceObjects(etlv1alpha1.RunSource{Objects: objects}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(objects, []string{"a", "a", "b"}) {
+		t.Errorf("the source's objects became %q", objects)
+	}
+}
+
+func TestResultName(t *testing.T) {
+	type (
+		src = etlv1alpha1.RunSource
+		dst = etlv1alpha1.RunDestination
+	)
+	cases := map[string]struct {
+		src    src
+		dst    dst
+		object string
+		want   string // "" for not ok
+	}{
+		"prefix":                  {src: src{Prefix: "raw"}, dst: dst{Prefix: "out"}, object: "raw/a/b.jpg", want: "out/a/b.jpg"},
+		"prefix, trailing slash":  {src: src{Prefix: "raw/"}, dst: dst{Prefix: "out/"}, object: "raw/b.jpg", want: "out/b.jpg"},
+		"nested prefix":           {src: src{Prefix: "data/raw"}, dst: dst{Prefix: "data/out"}, object: "data/raw/x", want: "data/out/x"},
+		"outside the prefix":      {src: src{Prefix: "raw"}, dst: dst{Prefix: "out"}, object: "raw2/x"},
+		"the prefix itself":       {src: src{Prefix: "raw"}, dst: dst{Prefix: "out"}, object: "raw/"},
+		"objects":                 {src: src{Objects: []string{"a/b.jpg"}}, dst: dst{Prefix: "out"}, object: "a/b.jpg", want: "out/a/b.jpg"},
+		"template":                {src: src{Template: "s-{0..1}"}, dst: dst{Prefix: "out"}, object: "s-1", want: "out/s-1"},
+		"extension kept":          {src: src{Prefix: "raw", Extension: ".flac"}, dst: dst{Prefix: "out"}, object: "raw/a.flac", want: "out/a.flac"},
+		"extension changed":       {src: src{Prefix: "raw", Extension: ".flac"}, dst: dst{Prefix: "out", ToExtension: ".wav"}, object: "raw/x/a.flac", want: "out/x/a.wav"},
+		"only the last extension": {src: src{Objects: []string{"a.flac.flac"}, Extension: ".flac"}, dst: dst{Prefix: "out", ToExtension: ".wav"}, object: "a.flac.flac", want: "out/a.flac.wav"},
+		"other extension":         {src: src{Prefix: "raw", Extension: ".flac"}, dst: dst{Prefix: "out", ToExtension: ".wav"}, object: "raw/a.mp3"},
+		"extension mid-name":      {src: src{Objects: []string{"a.flac.txt"}, Extension: ".flac"}, dst: dst{Prefix: "out"}, object: "a.flac.txt"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok := ResultName(tc.src, tc.dst, tc.object)
+			if ok != (tc.want != "") || got != tc.want {
+				t.Errorf("ResultName(%q) = %q, %v; want %q", tc.object, got, ok, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzExpandTemplate: any template either fails or expands to at most max names, each one
+// CheckObject accepts, and as many as the braces multiply to.
+func FuzzExpandTemplate(f *testing.F) {
+	for _, seed := range []string{"shard-{0000..0999}.tar", "{a,b}/{1..3}", "{9..0}", "{", "}", "{a,{b}}", "/{a,b}", "{.,a}./x", "{,}", "x{00..1}y{a,b,c}"} {
+		f.Add(seed, uint16(100))
+	}
+	f.Fuzz(func(t *testing.T, tmpl string, max uint16) {
+		names, err := ExpandTemplate(tmpl, int(max))
+		if err != nil {
+			if names != nil {
+				t.Fatalf("ExpandTemplate(%q) = %d names and error %v", tmpl, len(names), err)
+			}
+			return
+		}
+		if len(names) == 0 || len(names) > int(max) {
+			t.Fatalf("ExpandTemplate(%q, %d) = %d names", tmpl, max, len(names))
+		}
+		for _, n := range names {
+			if err := CheckObject(n); err != nil {
+				t.Fatalf("ExpandTemplate(%q) named %q: %v", tmpl, n, err)
+			}
+		}
+		if !strings.ContainsAny(tmpl, "{}") && (len(names) != 1 || names[0] != tmpl) {
+			t.Fatalf("ExpandTemplate(%q) of a literal = %q", tmpl, names)
+		}
+		deduped, err := SourceObjects(etlv1alpha1.RunSource{Template: tmpl}, int(max))
+		if err != nil || len(deduped) > len(names) {
+			t.Fatalf("SourceObjects(%q) = %d names, %v; ExpandTemplate gave %d", tmpl, len(deduped), err, len(names))
+		}
+	})
+}
