@@ -23,7 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// +kubebuilder:rbac:groups="",namespace=mlkube-system,resources=secrets,verbs=get;list;watch;update
+// cert-controller's rotator caches the Secrets of the namespace with no name selector, which RBAC
+// cannot grant by resourceNames; writing is limited to the one Secret the certificates live in.
+// +kubebuilder:rbac:groups="",namespace=mlkube-system,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=mlkube-system,resources=secrets,resourceNames=mlkube-webhook-cert,verbs=update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=mlkube-mutating-webhook-configuration;mlkube-validating-webhook-configuration,verbs=update
 
