@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/mlkube/mlkube/controller/certs"
+	"github.com/mlkube/mlkube/controller/internal/agentclient"
 	"github.com/mlkube/mlkube/controller/labels"
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/scheme"
@@ -174,7 +175,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	// The agents' pods are not the manager's to cache; a list per collection is cheap.
 	stats := transform.NewCollector(mgr.GetAPIReader(), opts.AgentNamespace, agentLabels, opts.AgentPort)
 	if opts.DatapathTokenFile != "" {
-		stats.Token = transform.NewTokenFile(opts.DatapathTokenFile)
+		stats.Token = agentclient.NewTokenFile(opts.DatapathTokenFile)
 	}
 	if err := (&transform.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller"), Stats: stats,

@@ -2,14 +2,10 @@ package transform
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +18,7 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/internal/agentclient"
 )
 
 // Collector pulls every node agent's statistics once per interval and keeps the latest, so the
@@ -37,7 +34,7 @@ type Collector struct {
 	HTTP      *http.Client
 	// Token, when set, authenticates every pull: agents admit only ServiceAccount tokens of the
 	// data path's audience whose subject RBAC lets get /v1/stats.
-	Token *TokenFile
+	Token *agentclient.TokenFile
 
 	changes chan event.GenericEvent
 	mu      sync.RWMutex
@@ -109,7 +106,7 @@ func (c *Collector) collect(ctx context.Context) {
 	for _, p := range running {
 		wg.Go(func() {
 			r, err := c.fetch(ctx, p.Status.PodIP, token)
-			if errors.Is(err, errRefused) {
+			if errors.Is(err, agentclient.ErrRefused) {
 				// Not a passing network failure: the token or its RBAC binding is wrong.
 				log.FromContext(ctx).Error(err, "pulling agent statistics", "pod", p.Name)
 				return
@@ -142,36 +139,11 @@ func (c *Collector) collect(ctx context.Context) {
 	}
 }
 
-// errRefused marks an agent's 401 or 403: the manager's token or its ClusterRoleBinding to
-// mlkube-datapath-stats-reader is missing or wrong.
-var errRefused = errors.New("the agent refused the manager's token")
-
 // fetch pulls one agent's report, presenting token unless it is empty.
 func (c *Collector) fetch(ctx context.Context, ip, token string) (wire.StatsReport, error) {
-	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(c.Port)) + wire.StatsPath
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return wire.StatsReport{}, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return wire.StatsReport{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return wire.StatsReport{}, fmt.Errorf("%s answered %s: %w", url, resp.Status, errRefused)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return wire.StatsReport{}, fmt.Errorf("%s answered %s", url, resp.Status)
-	}
 	var r wire.StatsReport
-	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 8<<20)).Decode(&r); err != nil {
-		return wire.StatsReport{}, fmt.Errorf("decoding %s: %w", url, err)
-	}
-	return r, nil
+	err := agentclient.Do(ctx, c.HTTP, http.MethodGet, agentclient.URL(ip, c.Port, wire.StatsPath), token, nil, &r)
+	return r, err
 }
 
 // changedTransforms lists the Transforms whose figures differ between two collections.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/internal/agentclient"
 	"github.com/mlkube/mlkube/controller/scheme"
 )
 
@@ -110,7 +111,7 @@ func TestCollectorPresentsTheRotatedToken(t *testing.T) {
 	writeToken(t, path, "first\n") // the kubelet's file may end in a newline
 	clk := clocktesting.NewFakePassiveClock(time.Now())
 	c := newTestCollector(port, agentPod("agent-a", "node-a"))
-	c.Token = &TokenFile{Path: path, Clock: clk}
+	c.Token = &agentclient.TokenFile{Path: path, Clock: clk}
 	c.collect(context.Background())
 	if _, ok := c.Latest()["node-a"]; !ok {
 		t.Fatal("the agent refused the first token")
@@ -118,7 +119,7 @@ func TestCollectorPresentsTheRotatedToken(t *testing.T) {
 
 	writeToken(t, path, "second")
 	want.Store("Bearer second")
-	clk.SetTime(clk.Now().Add(tokenMaxAge))
+	clk.SetTime(clk.Now().Add(agentclient.TokenMaxAge))
 	c.collect(context.Background())
 	if _, ok := c.Latest()["node-a"]; !ok {
 		t.Fatal("the rotated token was not presented")
@@ -134,7 +135,7 @@ func TestCollectorWithoutItsToken(t *testing.T) {
 		return http.StatusUnauthorized
 	})
 	c := newTestCollector(port, agentPod("agent-a", "node-a"))
-	c.Token = NewTokenFile(filepath.Join(t.TempDir(), "missing"))
+	c.Token = agentclient.NewTokenFile(filepath.Join(t.TempDir(), "missing"))
 	c.collect(context.Background())
 	if n := requests.Load(); n != 0 {
 		t.Errorf("%d pulls without a token; want none", n)
@@ -144,35 +145,8 @@ func TestCollectorWithoutItsToken(t *testing.T) {
 	}
 
 	_, err := c.fetch(context.Background(), "127.0.0.1", "")
-	if !errors.Is(err, errRefused) {
+	if !errors.Is(err, agentclient.ErrRefused) {
 		t.Errorf("fetch answered 401 gave %v; want a refusal", err)
-	}
-}
-
-func TestTokenFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "token")
-	clk := clocktesting.NewFakePassiveClock(time.Now())
-	f := &TokenFile{Path: path, Clock: clk}
-	if _, err := f.Token(); err == nil {
-		t.Error("no file: no error")
-	}
-	writeToken(t, path, " \n")
-	if _, err := f.Token(); err == nil {
-		t.Error("an empty file: no error")
-	}
-	writeToken(t, path, "one")
-	tok, err := f.Token()
-	if err != nil || tok != "one" {
-		t.Fatalf("Token() = %q, %v; want one", tok, err)
-	}
-	writeToken(t, path, "two")
-	clk.SetTime(clk.Now().Add(tokenMaxAge - time.Second))
-	if tok, _ := f.Token(); tok != "one" {
-		t.Errorf("a copy younger than %v was re-read: %q", tokenMaxAge, tok)
-	}
-	clk.SetTime(clk.Now().Add(time.Second))
-	if tok, _ := f.Token(); tok != "two" {
-		t.Errorf("after %v Token() = %q; want the rotated two", tokenMaxAge, tok)
 	}
 }
 

@@ -1,4 +1,4 @@
-package transform
+package agentclient
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// tokenMaxAge is how long a read token is reused. The kubelet replaces a projected token once 80%
+// TokenMaxAge is how long a read token is reused. The kubelet replaces a projected token once 80%
 // of its life has passed (48 minutes of an hour), so a copy at most a minute old is always still
 // valid, and pulls do not read the file once per agent.
-const tokenMaxAge = time.Minute
+const TokenMaxAge = time.Minute
 
 // TokenFile reads the manager's projected ServiceAccount token for the node agents (audience
-// mlkube-datapath), re-reading the file once its copy is tokenMaxAge old so that the kubelet's
+// mlkube-datapath), re-reading the file once its copy is TokenMaxAge old so that the kubelet's
 // rotation is picked up.
 type TokenFile struct {
 	Path  string
@@ -38,7 +38,7 @@ func (f *TokenFile) Token() (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.Clock.Now()
-	if f.token != "" && now.Sub(f.readAt) < tokenMaxAge {
+	if f.token != "" && now.Sub(f.readAt) < TokenMaxAge {
 		return f.token, nil
 	}
 	b, err := os.ReadFile(f.Path)
