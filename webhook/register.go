@@ -5,12 +5,16 @@ import (
 
 	"github.com/mlkube/mlkube/webhook/mxjob"
 	"github.com/mlkube/mlkube/webhook/transform"
+	"github.com/mlkube/mlkube/webhook/transformrun"
 )
 
-// Register serves the MxJob and Transform webhooks on the manager's webhook server.
+// Register serves the MxJob, Transform and TransformRun webhooks on the manager's webhook server.
 func Register(mgr ctrl.Manager) error {
 	if err := mxjob.Rules.Register(mgr); err != nil {
 		return err
 	}
-	return transform.Rules.Register(mgr)
+	if err := transform.Rules.Register(mgr); err != nil {
+		return err
+	}
+	return transformrun.Rules.Register(mgr)
 }

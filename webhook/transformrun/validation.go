@@ -1,0 +1,97 @@
+package transformrun
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/webhook/internal/fieldcheck"
+)
+
+var specPath = field.NewPath("spec")
+
+// ValidateCreate returns every problem of a new TransformRun. Unset optional fields count as
+// their defaults, so a run is judged the same before and after defaulting.
+func ValidateCreate(r *v1alpha1.TransformRun) field.ErrorList {
+	spec := r.Spec.DeepCopy()
+	DefaultSpec(spec)
+	errs := validateTransform(specPath.Child("transform"), spec.Transform)
+	if len(spec.Args) > wire.MaxArgs {
+		errs = append(errs, field.Invalid(specPath.Child("args"), fmt.Sprintf("%d bytes", len(spec.Args)), fmt.Sprintf(
+			"must be at most %d bytes, as args reach the transformer with every object; pass larger parameters in an object", wire.MaxArgs)))
+	}
+	errs = append(errs, validateSource(spec.Source, spec.Destination)...)
+	if w := *spec.WorkersPerNode; w < 1 || w > v1alpha1.MaxRunWorkersPerNode {
+		errs = append(errs, field.Invalid(specPath.Child("workersPerNode"), w, fmt.Sprintf(
+			"must be between 1 and %d, mlkube's limit of workers per node; leave it unset for %d", v1alpha1.MaxRunWorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)))
+	}
+	ttl := specPath.Child("ttlSecondsAfterFinished")
+	errs = append(errs, fieldcheck.NonNegative(ttl, spec.TTLSecondsAfterFinished)...)
+	errs = append(errs, fieldcheck.AtMost(ttl, spec.TTLSecondsAfterFinished, v1alpha1.MaxRunTTLSeconds)...)
+	return append(errs, fieldcheck.NodeSelector(specPath.Child("nodeSelector"), spec.NodeSelector)...)
+}
+
+// ValidateUpdate returns every problem of an update: only spec.suspend may change. The rest of the
+// spec is not judged again, so a run admitted once can always be suspended, labelled or have its
+// finalizers removed, even under rules tightened since.
+func ValidateUpdate(old, r *v1alpha1.TransformRun) field.ErrorList {
+	if r.DeletionTimestamp != nil {
+		return nil // let finalizers be removed whatever the spec holds
+	}
+	return validateImmutable(&old.Spec, &r.Spec)
+}
+
+// validateTransform checks spec.transform: a Transform's name, or a pipeline "a>>b" of at most
+// wire.MaxPipelineStages of them, as the agent resolves it.
+func validateTransform(p *field.Path, transform string) field.ErrorList {
+	stages := strings.SplitN(transform, wire.PipelineSeparator, wire.MaxPipelineStages+1)
+	if len(stages) > wire.MaxPipelineStages {
+		return field.ErrorList{field.Invalid(p, transform, fmt.Sprintf(
+			"a pipeline has at most %d stages, as each holds a transformer connection per object in flight; split it into several runs", wire.MaxPipelineStages))}
+	}
+	var errs field.ErrorList
+	for i, stage := range stages {
+		for _, msg := range validation.IsDNS1123Subdomain(stage) {
+			errs = append(errs, field.Invalid(p, transform, fmt.Sprintf(
+				"stage %d, %q, must name a Transform of the run's namespace (stages are joined by %q): %s", i+1, stage, wire.PipelineSeparator, msg)))
+		}
+	}
+	return errs
+}
+
+// validateImmutable refuses any change of the spec but suspend, on the field that changed: the
+// nodes' journals, counts and results belong to the spec the run started with. Defaults are
+// applied to both sides first, so what defaulting adds never counts as a change. It walks the
+// spec's fields rather than naming them, so a field added later is immutable too.
+func validateImmutable(oldSpec, newSpec *v1alpha1.TransformRunSpec) field.ErrorList {
+	o, n := oldSpec.DeepCopy(), newSpec.DeepCopy()
+	DefaultSpec(o)
+	DefaultSpec(n)
+	n.Suspend = o.Suspend
+	return changedFields(specPath, reflect.ValueOf(*o), reflect.ValueOf(*n))
+}
+
+// changedFields returns an immutability error for each field of the structs a and b that differs,
+// descending into nested structs so the error names the innermost field.
+func changedFields(p *field.Path, a, b reflect.Value) field.ErrorList {
+	const msg = "immutable once created; create a new TransformRun (suspend is the only field that may change)"
+	var errs field.ErrorList
+	for i := range a.NumField() {
+		name, _, _ := strings.Cut(a.Type().Field(i).Tag.Get("json"), ",")
+		fa, fb := a.Field(i), b.Field(i)
+		switch {
+		case equality.Semantic.DeepEqual(fa.Interface(), fb.Interface()):
+		case fa.Kind() == reflect.Struct:
+			errs = append(errs, changedFields(p.Child(name), fa, fb)...)
+		default:
+			errs = append(errs, field.Forbidden(p.Child(name), msg))
+		}
+	}
+	return errs
+}
