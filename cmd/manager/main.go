@@ -34,6 +34,8 @@ func main() {
 	flag.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "burst of queries to the API server")
 	flag.IntVar(&opts.MxJobWorkers, "mxjob-workers", opts.MxJobWorkers, "MxJobs reconciled at once")
 	flag.StringVar(&opts.DatapathTokenFile, "datapath-token-file", opts.DatapathTokenFile, "projected ServiceAccount token (audience mlkube-datapath) presented to the node agents; empty sends none")
+	flag.DurationVar(&opts.RunPoll, "transformrun-poll-interval", opts.RunPoll, "how often a running TransformRun's node agents are asked how its shares go")
+	flag.DurationVar(&opts.RunAgentGrace, "transformrun-agent-grace", opts.RunAgentGrace, "how long a node's agent may be unreachable before its share of a TransformRun fails")
 	flag.StringVar(&extraNames, "extra-cert-dns-names", "", "comma-separated further DNS names of the serving certificate")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -29,6 +30,7 @@ import (
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/scheme"
 	"github.com/mlkube/mlkube/controller/transform"
+	"github.com/mlkube/mlkube/controller/transformrun"
 	mlkubewebhook "github.com/mlkube/mlkube/webhook"
 )
 
@@ -38,6 +40,17 @@ import (
 // The metrics endpoint authenticates and authorizes its callers through the API server.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// The TransformRun controller's (controller/transformrun), here among the paths `make manifests`
+// reads: runs, deleted once past their TTL; the Transforms and nodes a run's nodes are chosen
+// from; the agent pods it calls. The agents start and follow runs only for callers whom RBAC lets
+// create their runs API (api/wire/noderuns.go), which this role alone grants: both the prefix
+// wire.NodeRunsPath and every path under it, whichever the agent asks about.
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transformruns,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transformruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes;pods,verbs=get;list;watch
+// +kubebuilder:rbac:urls=/v1/runs;/v1/runs/*,verbs=create
 
 // Options configure the manager; cmd/manager sets them from flags.
 type Options struct {
@@ -67,6 +80,11 @@ type Options struct {
 	// DatapathTokenFile is the projected ServiceAccount token (audience mlkube-datapath) the
 	// manager presents to the agents; "" sends none.
 	DatapathTokenFile string
+	// RunPoll is how often a running TransformRun's agents are asked how its shares go.
+	RunPoll time.Duration
+	// RunAgentGrace is how long a node's agent may not answer (or have no Ready pod) before its
+	// share of a TransformRun fails.
+	RunAgentGrace time.Duration
 }
 
 // DefaultOptions are the production defaults; flags override them.
@@ -91,6 +109,8 @@ func DefaultOptions() Options {
 		AgentNamespace:        "mlkube-datapath",
 		AgentPort:             8080,
 		DatapathTokenFile:     "/var/run/secrets/mlkube.io/datapath/token",
+		RunPoll:               transformrun.DefaultPoll,
+		RunAgentGrace:         transformrun.DefaultGrace,
 	}
 }
 
@@ -174,13 +194,26 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	// The agents' pods are not the manager's to cache; a list per collection is cheap.
 	stats := transform.NewCollector(mgr.GetAPIReader(), opts.AgentNamespace, agentLabels, opts.AgentPort)
+	var token *agentclient.TokenFile
 	if opts.DatapathTokenFile != "" {
-		stats.Token = agentclient.NewTokenFile(opts.DatapathTokenFile)
+		token = agentclient.NewTokenFile(opts.DatapathTokenFile)
 	}
+	stats.Token = token
 	if err := (&transform.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller"), Stats: stats,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Transform controller: %w", err)
+	}
+	runs := &transformrun.Reconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transformrun-controller"),
+		Agents: &transformrun.Agents{
+			Reader: mgr.GetAPIReader(), Namespace: opts.AgentNamespace, Selector: agentLabels, Port: opts.AgentPort,
+			HTTP: &http.Client{Timeout: 5 * time.Second}, Token: token,
+		},
+		Poll: opts.RunPoll, Grace: opts.RunAgentGrace,
+	}
+	if err := runs.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the TransformRun controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

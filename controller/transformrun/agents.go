@@ -1,0 +1,130 @@
+package transformrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/internal/agentclient"
+)
+
+// Agents reaches the node agents' runs API (api/wire/noderuns.go), each agent by its pod's IP.
+type Agents struct {
+	// Reader lists the agent pods. The manager caches only the pods it made, so this is its API
+	// reader: one list of the agents' namespace per poll.
+	Reader    client.Reader
+	Namespace string
+	Selector  client.MatchingLabels
+	Port      int
+	HTTP      *http.Client
+	// Token, when set, is presented on every call: agents start runs only for callers whom RBAC
+	// lets create the non-resource URL wire.NodeRunsPath, the manager alone.
+	Token *agentclient.TokenFile
+}
+
+// ready maps each node to the IP of its Ready agent pod.
+func (a *Agents) ready(ctx context.Context) (map[string]string, error) {
+	var pods corev1.PodList
+	if err := a.Reader.List(ctx, &pods, client.InNamespace(a.Namespace), a.Selector); err != nil {
+		return nil, fmt.Errorf("listing the node agents: %w", err)
+	}
+	return readyAgents(pods.Items), nil
+}
+
+func (a *Agents) token() (string, error) {
+	if a.Token == nil {
+		return "", nil
+	}
+	return a.Token.Token()
+}
+
+// nodeRunSpec is the share every chosen node gets: the run's spec, its UID keying the journal.
+func nodeRunSpec(run *v1alpha1.TransformRun) wire.NodeRunSpec {
+	return wire.NodeRunSpec{
+		UID: string(run.UID), Pipeline: run.Spec.Transform, Args: run.Spec.Args,
+		Source: run.Spec.Source, Destination: run.Spec.Destination,
+		Workers:         int(ptr.Deref(run.Spec.WorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)),
+		DryRun:          run.Spec.DryRun,
+		ContinueOnError: run.Spec.ContinueOnError, Overwrite: run.Spec.Overwrite,
+	}
+}
+
+// call sends one request about the run to the agent at ip; PUT carries the share, GET and
+// DELETE name the UID so that an agent holding a namesake of an earlier run answers 404.
+func (a *Agents) call(ctx context.Context, method, ip, token string, run *v1alpha1.TransformRun) (*wire.NodeRunStatus, error) {
+	u := agentclient.URL(ip, a.Port, wire.NodeRunsPath+run.Namespace+"/"+run.Name)
+	var in any
+	if method == http.MethodPut {
+		in = nodeRunSpec(run)
+	} else {
+		u += "?uid=" + url.QueryEscape(string(run.UID))
+	}
+	var st wire.NodeRunStatus
+	if err := agentclient.Do(ctx, a.HTTP, method, u, token, in, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// step moves a node's share toward the run's spec and reports what its agent said: a share
+// never taken or suspended is PUT, a running one is followed with GET and PUT again when its agent
+// no longer holds it (restarted, or replaced by a new pod: it resumes from its journal); a
+// suspended run's shares are stopped with DELETE.
+func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, n v1alpha1.RunNodeStatus, ip, token string) observation {
+	if ip == "" {
+		return observation{err: fmt.Errorf("no Ready agent pod on node %s", n.Node)}
+	}
+	if run.Spec.Suspend {
+		return a.stop(ctx, run, ip, token)
+	}
+	if n.Phase == v1alpha1.RunRunning {
+		st, err := a.call(ctx, http.MethodGet, ip, token, run)
+		switch {
+		case err == nil && st.Phase != v1alpha1.RunSuspended:
+			return observation{answer: st}
+		case err != nil && !agentclient.HasStatus(err, http.StatusNotFound):
+			return classify(err)
+		}
+	}
+	st, err := a.call(ctx, http.MethodPut, ip, token, run)
+	if err != nil {
+		return classify(err)
+	}
+	return observation{answer: st}
+}
+
+// stop asks the agent to stop the share; an agent that holds no such run has nothing running.
+func (a *Agents) stop(ctx context.Context, run *v1alpha1.TransformRun, ip, token string) observation {
+	st, err := a.call(ctx, http.MethodDelete, ip, token, run)
+	switch {
+	case agentclient.HasStatus(err, http.StatusNotFound):
+		return observation{stopped: true}
+	case err != nil:
+		return observation{err: err}
+	}
+	return observation{answer: st}
+}
+
+// classify sorts a failed call: 429 waits, a refused token is a misconfiguration the operator
+// can mend within the grace period, any other 4xx is the agent's final word on the share, and
+// everything else is the agent being unreachable.
+func classify(err error) observation {
+	var se *agentclient.StatusError
+	switch {
+	case agentclient.HasStatus(err, http.StatusTooManyRequests):
+		return observation{busy: err}
+	case errors.Is(err, agentclient.ErrRefused):
+		return observation{err: err}
+	case errors.As(err, &se) && se.Code >= 400 && se.Code < 500:
+		return observation{refused: err}
+	}
+	return observation{err: err}
+}

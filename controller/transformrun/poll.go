@@ -1,0 +1,112 @@
+package transformrun
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+)
+
+// parallelNodes bounds the agents one poll calls at once.
+const parallelNodes = 32
+
+// choose picks a starting run's nodes (chooseNodes) from the cluster's nodes, agents and the
+// Transforms of the run's namespace.
+func (r *Reconciler) choose(ctx context.Context, run *v1alpha1.TransformRun, agents map[string]string) ([]string, error) {
+	var nodes corev1.NodeList
+	if len(run.Spec.NodeSelector) > 0 {
+		if err := r.List(ctx, &nodes); err != nil {
+			return nil, err
+		}
+	}
+	transforms := map[string]*v1alpha1.Transform{}
+	for _, s := range stages(run.Spec.Transform) {
+		var t v1alpha1.Transform
+		err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: s}, &t)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		if err == nil {
+			transforms[s] = &t
+		}
+	}
+	chosen := chooseNodes(run, nodes.Items, agents, transforms)
+	if len(chosen) == 0 {
+		log.FromContext(ctx).V(1).Info("no node is ready for the run yet", "transform", run.Spec.Transform)
+	}
+	return chosen, nil
+}
+
+// poll steps every unfinished share at once and applies what the agents said. It returns the
+// nodes' new shares and the per-object errors of the agents that answered, by node. A failed
+// node of a run without continueOnError fails the run, so the shares still going are stopped.
+func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, agents map[string]string, now time.Time) ([]v1alpha1.RunNodeStatus, map[string][]v1alpha1.ObjectError) {
+	token, tokenErr := r.Agents.token()
+	if tokenErr != nil {
+		log.FromContext(ctx).Error(tokenErr, "cannot call the node agents", "tokenFile", r.Agents.Token.Path)
+	}
+	nodes = slices.Clone(nodes)
+	obs := make([]*observation, len(nodes))
+	step := func(stop bool) {
+		var g errgroup.Group
+		g.SetLimit(parallelNodes)
+		for i, n := range nodes {
+			if finished(n.Phase) || (stop && n.Phase == v1alpha1.RunSuspended) {
+				continue
+			}
+			g.Go(func() error {
+				o := observation{err: tokenErr}
+				switch {
+				case tokenErr != nil:
+				case stop:
+					o = r.Agents.stop(ctx, run, agents[n.Node], token)
+				default:
+					o = r.Agents.step(ctx, run, n, agents[n.Node], token)
+				}
+				obs[i] = &o
+				return nil
+			})
+		}
+		_ = g.Wait() // every step reports in its observation
+	}
+	fresh := map[string][]v1alpha1.ObjectError{}
+	apply := func(note string) {
+		for i, o := range obs {
+			if o == nil {
+				continue
+			}
+			since := unreachableSince(&run.Status, nodes[i])
+			nodes[i] = applyObservation(nodes[i], *o, now, since, r.Grace, run.Spec.Suspend || note != "")
+			if o.answer != nil {
+				fresh[nodes[i].Node] = o.answer.Errors
+			}
+			if note != "" {
+				nodes[i].Message = note
+			}
+			obs[i] = nil
+		}
+	}
+	step(false)
+	apply("")
+	if failed := failedNode(nodes); failed != "" && !run.Spec.ContinueOnError {
+		step(true)
+		apply(fmt.Sprintf("stopped: the run failed on node %s", failed))
+	}
+	return nodes, fresh
+}
+
+// failedNode names a node whose share failed, "" when none did.
+func failedNode(nodes []v1alpha1.RunNodeStatus) string {
+	i := slices.IndexFunc(nodes, func(n v1alpha1.RunNodeStatus) bool { return n.Phase == v1alpha1.RunFailed })
+	if i < 0 {
+		return ""
+	}
+	return nodes[i].Node
+}

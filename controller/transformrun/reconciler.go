@@ -1,0 +1,210 @@
+// Package transformrun is the TransformRun controller: it chooses a run's nodes once, hands each
+// node's agent its share (api/wire/noderuns.go), follows the shares every few seconds, and
+// writes what they add up to into the run's status at a bounded rate.
+//
+// Deleting a run needs no finalizer: a deleted run's shares are stopped with a best-effort
+// DELETE to its agents by the manager that followed it. A share a failed-over manager never knew
+// goes on until its agent stops it (the agents stop runs of a UID whose TransformRun is gone).
+package transformrun
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/internal/owned"
+)
+
+// Its RBAC markers are in controller/manager/manager.go, among the paths `make manifests` reads.
+
+// Defaults of the Reconciler's timing.
+const (
+	DefaultPoll           = 3 * time.Second
+	DefaultGrace          = 2 * time.Minute
+	DefaultStatusInterval = 2 * time.Second
+)
+
+// concurrentRuns is how many runs are polled at once: a poll waits on agents, an unreachable one
+// up to the HTTP timeout, and one slow node must not hold up every other run.
+const concurrentRuns = 4
+
+// Reconciler runs TransformRuns.
+type Reconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	Agents   *Agents
+	// Poll is how often a running run's agents are asked (DefaultPoll).
+	Poll time.Duration
+	// Grace is how long a node's agent may not answer before its share fails (DefaultGrace).
+	Grace time.Duration
+	// StatusInterval is the least time between two status writes of a run that changed only its
+	// counts (DefaultStatusInterval); phase changes are written at once.
+	StatusInterval time.Duration
+
+	memory memory
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// SetupWithManager registers the controller. Only spec changes (suspend) and deletions wake it:
+// its own status writes must not, or every write would poll the agents again at once.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	r.Poll = cmpOr(r.Poll, DefaultPoll)
+	r.Grace = cmpOr(r.Grace, DefaultGrace)
+	r.StatusInterval = cmpOr(r.StatusInterval, DefaultStatusInterval)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.TransformRun{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrentRuns}).
+		Named("transformrun").
+		Complete(r)
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Reconcile follows a run until it finishes, then deletes it once its TTL has passed.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var run v1alpha1.TransformRun
+	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.stopDeleted(ctx, req.NamespacedName)
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if run.DeletionTimestamp != nil {
+		r.stopDeleted(ctx, req.NamespacedName)
+		return reconcile.Result{}, nil
+	}
+	now := r.Clock.Now()
+	if finished(run.Status.Phase) {
+		r.memory.forget(req.NamespacedName)
+		return r.expire(ctx, &run, now)
+	}
+	return r.follow(ctx, &run, now)
+}
+
+// follow chooses the nodes of a starting run, polls its shares, and writes the status.
+func (r *Reconciler) follow(ctx context.Context, run *v1alpha1.TransformRun, now time.Time) (reconcile.Result, error) {
+	key := client.ObjectKeyFromObject(run)
+	agents, err := r.Agents.ready(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	nodes := run.Status.Nodes
+	if len(nodes) == 0 && !run.Spec.Suspend {
+		chosen, err := r.choose(ctx, run, agents)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		nodes = pendingNodes(chosen)
+		if len(nodes) > 0 {
+			run.Status.StartTime = &metav1.Time{Time: now}
+		}
+	}
+	nodes, fresh := r.poll(ctx, run, nodes, agents, now)
+	mem, _ := r.memory.get(key)
+	sinceWrite := mem.sinceWrite(run.UID, now)
+	next := computeStatus(run, nodes, fresh, now, sinceWrite)
+	wrote := shouldWrite(&run.Status, &next, sinceWrite, r.StatusInterval)
+	if wrote {
+		if err := r.writeStatus(ctx, run, next); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	r.memory.follow(key, run.UID, nodeNames(nodes), wrote, now)
+	if finished(next.Phase) {
+		return r.expire(ctx, run, now)
+	}
+	return reconcile.Result{RequeueAfter: r.Poll}, nil
+}
+
+// writeStatus replaces the run's status, and records an event when its phase changed. An update,
+// not a patch: a status computed from a stale copy is refused, and the next poll starts over.
+func (r *Reconciler) writeStatus(ctx context.Context, run *v1alpha1.TransformRun, next v1alpha1.TransformRunStatus) error {
+	old := run.Status.Phase
+	run.Status = next
+	if err := r.Status().Update(ctx, run); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	log.FromContext(ctx).V(2).Info("wrote TransformRun status", "phase", next.Phase, "progress", next.Progress)
+	if old != next.Phase {
+		warning, reason, message := phaseEvent(old, &next)
+		owned.Owner{Recorder: r.Recorder, Object: run}.Event(warning, reason, message)
+	}
+	return nil
+}
+
+// phaseEvent is the event of a phase change.
+func phaseEvent(old v1alpha1.RunPhase, st *v1alpha1.TransformRunStatus) (warning bool, reason, message string) {
+	for _, c := range st.Conditions {
+		if c.Status == metav1.ConditionTrue && (c.Type == ConditionFailed || c.Type == ConditionComplete || c.Type == ConditionSuspended) {
+			return c.Type == ConditionFailed, c.Reason, c.Message
+		}
+	}
+	if old == v1alpha1.RunSuspended {
+		return false, ReasonResumed, "resumed on " + fmt.Sprint(len(st.Nodes)) + " nodes"
+	}
+	return false, string(st.Phase), fmt.Sprintf("%s on %d nodes", st.Phase, len(st.Nodes))
+}
+
+func nodeNames(nodes []v1alpha1.RunNodeStatus) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Node
+	}
+	return out
+}
+
+// expire deletes a finished run whose TTL has passed, or comes back when it will have.
+func (r *Reconciler) expire(ctx context.Context, run *v1alpha1.TransformRun, now time.Time) (reconcile.Result, error) {
+	left, ok := ttlLeft(run, now)
+	if !ok {
+		return reconcile.Result{}, nil
+	}
+	if left > 0 {
+		return reconcile.Result{RequeueAfter: left}, nil
+	}
+	log.FromContext(ctx).V(2).Info("deleting TransformRun past its ttlSecondsAfterFinished")
+	err := r.Delete(ctx, run, client.Preconditions{UID: &run.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	return reconcile.Result{}, client.IgnoreNotFound(err)
+}
+
+// stopDeleted stops, best effort, the shares of a deleted run this manager followed.
+func (r *Reconciler) stopDeleted(ctx context.Context, key types.NamespacedName) {
+	mem, ok := r.memory.get(key)
+	if !ok {
+		return
+	}
+	r.memory.forget(key)
+	run := &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: mem.uid}}
+	run.Spec.Suspend = true
+	nodes := pendingNodes(mem.nodes)
+	agents, err := r.Agents.ready(ctx)
+	if err != nil {
+		log.FromContext(ctx).V(1).Info("cannot stop a deleted run's shares", "error", err)
+		return
+	}
+	r.poll(ctx, run, nodes, agents, r.Clock.Now())
+}
