@@ -8,8 +8,10 @@ import (
 	"net/url"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
@@ -57,15 +59,16 @@ func nodeRunSpec(run *v1alpha1.TransformRun) wire.NodeRunSpec {
 	}
 }
 
-// call sends one request about the run to the agent at ip; PUT carries the share, GET and
-// DELETE name the UID so that an agent holding a namesake of an earlier run answers 404.
-func (a *Agents) call(ctx context.Context, method, ip, token string, run *v1alpha1.TransformRun) (*wire.NodeRunStatus, error) {
+// call sends one request about the run to the agent at ip: PUT carries the share; GET and DELETE
+// name uid, so that an agent holding a namesake of another UID answers 404 (uid "": whichever
+// it holds).
+func (a *Agents) call(ctx context.Context, method, ip, token string, run *v1alpha1.TransformRun, uid types.UID) (*wire.NodeRunStatus, error) {
 	u := agentclient.URL(ip, a.Port, wire.NodeRunsPath+run.Namespace+"/"+run.Name)
 	var in any
 	if method == http.MethodPut {
 		in = nodeRunSpec(run)
 	} else {
-		u += "?uid=" + url.QueryEscape(string(run.UID))
+		u += "?uid=" + url.QueryEscape(string(uid))
 	}
 	var st wire.NodeRunStatus
 	if err := agentclient.Do(ctx, a.HTTP, method, u, token, in, &st); err != nil {
@@ -86,7 +89,7 @@ func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, n v1alpha
 		return a.stop(ctx, run, ip, token)
 	}
 	if n.Phase == v1alpha1.RunRunning {
-		st, err := a.call(ctx, http.MethodGet, ip, token, run)
+		st, err := a.call(ctx, http.MethodGet, ip, token, run, run.UID)
 		switch {
 		case err == nil && st.Phase != v1alpha1.RunSuspended:
 			return observation{answer: st}
@@ -94,7 +97,11 @@ func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, n v1alpha
 			return classify(err)
 		}
 	}
-	st, err := a.call(ctx, http.MethodPut, ip, token, run)
+	st, err := a.call(ctx, http.MethodPut, ip, token, run, run.UID)
+	if agentclient.HasStatus(err, http.StatusConflict) {
+		a.stopOrphan(ctx, run, ip, token)
+		return observation{busy: err}
+	}
 	if err != nil {
 		return classify(err)
 	}
@@ -103,7 +110,7 @@ func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, n v1alpha
 
 // stop asks the agent to stop the share; an agent that holds no such run has nothing running.
 func (a *Agents) stop(ctx context.Context, run *v1alpha1.TransformRun, ip, token string) observation {
-	st, err := a.call(ctx, http.MethodDelete, ip, token, run)
+	st, err := a.call(ctx, http.MethodDelete, ip, token, run, run.UID)
 	switch {
 	case agentclient.HasStatus(err, http.StatusNotFound):
 		return observation{stopped: true}
@@ -111,6 +118,19 @@ func (a *Agents) stop(ctx context.Context, run *v1alpha1.TransformRun, ip, token
 		return observation{err: err}
 	}
 	return observation{answer: st}
+}
+
+// stopOrphan stops the share an agent still runs under this run's name for another UID (the agent
+// answers a PUT with 409 while it does). That UID's TransformRun is gone, since this one holds
+// its name: it was deleted, and the manager that could have stopped it did not. The next poll's
+// PUT starts this run once the orphan has stopped.
+func (a *Agents) stopOrphan(ctx context.Context, run *v1alpha1.TransformRun, ip, token string) {
+	held, err := a.call(ctx, http.MethodGet, ip, token, run, "")
+	if err != nil || held.UID == "" || types.UID(held.UID) == run.UID {
+		return
+	}
+	log.FromContext(ctx).Info("stopping the share of a deleted namesake run", "uid", held.UID, "agent", ip)
+	_, _ = a.call(ctx, http.MethodDelete, ip, token, run, types.UID(held.UID)) // best effort: the next 409 tries again
 }
 
 // classify sorts a failed call: 429 waits, a refused token is a misconfiguration the operator
