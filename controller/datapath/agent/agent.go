@@ -38,8 +38,9 @@ type Options struct {
 	// WSConns is the number of WebSocket connections kept per ws
 	// transformer.
 	WSConns int
-	// MaxOfflineRuns bounds the offline runs going on at once on the node,
-	// and MaxOfflineWorkers their workers together; a run past either is
+	// MaxOfflineRuns bounds the runs (TransformRun shares, see
+	// wire.NodeRunsPath) going on at once on the node, and
+	// MaxOfflineWorkers their workers together; a run past either is
 	// refused with 429.
 	MaxOfflineRuns, MaxOfflineWorkers int
 	// MaxStreams bounds the client streams (PathStream) open at once; one
@@ -87,7 +88,7 @@ type Agent struct {
 	metrics           *metrics
 	panics            *panics
 	stats             recorder
-	offline           offlineRuns
+	nodeRuns          nodeRuns
 	limits            nodeLimits
 	promHandler       http.Handler
 }
@@ -171,8 +172,8 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveTransform(w, r)
 	case strings.HasPrefix(path, PathStream):
 		a.serveStream(w, r)
-	case strings.HasPrefix(path, wire.RunsPath):
-		a.serveOffline(w, r)
+	case strings.HasPrefix(path, wire.NodeRunsPath):
+		a.serveNodeRuns(w, r)
 	case strings.HasPrefix(path, PathInflight):
 		// A transformer's fetch carries no token: the unguessable, one-time
 		// id is its capability (see inflight).
@@ -191,9 +192,11 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Stats returns what the agent recorded so far, as GET /v1/stats answers it.
 func (a *Agent) Stats() wire.StatsReport { return a.stats.report() }
 
-// Close stops the offline runs and closes the connections to transformers.
+// Close stops the runs, waiting until their workers let go of the data
+// root (their objects in flight are redone when each run resumes), and
+// closes the connections to transformers.
 func (a *Agent) Close() {
-	a.offline.abortAll()
+	a.nodeRuns.closeAll()
 	a.ws.close()
 	a.transformers.CloseIdleConnections()
 	a.src.CloseIdleConnections()

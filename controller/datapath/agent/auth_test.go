@@ -39,15 +39,15 @@ func TestEveryEndpointAsksRBAC(t *testing.T) {
 		asks               []access.Request
 		ok                 int
 	}
-	get, create := dataAccess(readData, "default"), dataAccess(writeData, "default")
+	get := dataAccess(readData, "default")
 	calls := map[string]call{
-		"PUT a body":           {"PUT", PathTransform + "default/t/obj", "x", []access.Request{use("default", "t")}, 200},
-		"GET a node object":    {"GET", PathTransform + "default/t/obj", "", []access.Request{use("default", "t"), get}, 200},
-		"pipeline":             {"PUT", PathTransform + "default/t>>u/obj", "x", []access.Request{use("default", "t"), use("default", "u")}, 200},
-		"another namespace":    {"PUT", PathTransform + "team-b/t/obj", "x", []access.Request{use("team-b", "t")}, 404},
-		"start an offline run": {"POST", wire.RunsPath + "default/t", `{"src":"in","dst":"out","dryRun":true}`, []access.Request{use("default", "t"), get, create}, 202},
-		"counters":             {"GET", wire.StatsPath, "", []access.Request{{Verb: "get", Path: wire.StatsPath}}, 200},
-		"metrics":              {"GET", PathMetrics, "", []access.Request{{Verb: "get", Path: PathMetrics}}, 200},
+		"PUT a body":        {"PUT", PathTransform + "default/t/obj", "x", []access.Request{use("default", "t")}, 200},
+		"GET a node object": {"GET", PathTransform + "default/t/obj", "", []access.Request{use("default", "t"), get}, 200},
+		"pipeline":          {"PUT", PathTransform + "default/t>>u/obj", "x", []access.Request{use("default", "t"), use("default", "u")}, 200},
+		"another namespace": {"PUT", PathTransform + "team-b/t/obj", "x", []access.Request{use("team-b", "t")}, 404},
+		"node runs":         {"PUT", wire.NodeRunsPath + "default/r1", `{"uid":"u1","pipeline":"t","source":{"prefix":"in"},"destination":{"prefix":"out"},"workers":1,"dryRun":true}`, []access.Request{manageRuns}, 200},
+		"counters":          {"GET", wire.StatsPath, "", []access.Request{{Verb: "get", Path: wire.StatsPath}}, 200},
+		"metrics":           {"GET", PathMetrics, "", []access.Request{{Verb: "get", Path: PathMetrics}}, 200},
 	}
 	for name, c := range calls {
 		t.Run(name, func(t *testing.T) {
@@ -98,44 +98,6 @@ func TestEveryEndpointAsksRBAC(t *testing.T) {
 			t.Errorf("allowed, without an upgrade: %d %s, want the WebSocket handshake's 426", a.status, a.body)
 		}
 	})
-}
-
-// TestOfflineRunsAreNamespaced: a run is listed, read and aborted only by
-// callers allowed to read (abort: write) its namespace's data.
-func TestOfflineRunsAreNamespaced(t *testing.T) {
-	e, f := authEnv(t)
-	e.addTransform("slow", etlv1alpha1.CommHPush, "", hang)
-	f.grant("alice", use("default", "slow"), dataAccess(readData, "default"), dataAccess(writeData, "default"))
-	f.grant("bob", dataAccess(readData, "team-b"), dataAccess(writeData, "team-b"))
-	e.writeObject("in/a", []byte("a"))
-	e.token = "alice"
-	a, run := e.startOffline("slow", wire.RunRequest{Src: "in", Dst: "out", Workers: 1})
-	if a.status != http.StatusAccepted {
-		t.Fatalf("alice's run: %d %s", a.status, a.body)
-	}
-	e.token = "bob"
-	if a := e.do("GET", e.url+wire.RunsPath, nil); a.status != http.StatusOK || strings.TrimSpace(string(a.body)) != "[]" {
-		t.Errorf("bob lists %d %s, want no runs", a.status, a.body)
-	}
-	for _, method := range []string{"GET", "DELETE"} {
-		if a := e.do(method, e.url+wire.RunsPath+run.ID, nil); a.status != http.StatusForbidden {
-			t.Errorf("bob: %s alice's run: %d %s, want 403", method, a.status, a.body)
-		}
-	}
-	if s := e.agent.offline.get(run.ID); s.ended() {
-		t.Fatal("bob's DELETE stopped alice's run")
-	}
-	e.token = "alice"
-	if a := e.do("GET", e.url+wire.RunsPath, nil); a.status != http.StatusOK || !strings.Contains(string(a.body), run.ID) {
-		t.Errorf("alice lists %d %s, want her run", a.status, a.body)
-	}
-	if a := e.do("DELETE", e.url+wire.RunsPath+run.ID, nil); a.status != http.StatusOK {
-		t.Errorf("alice aborts her run: %d %s", a.status, a.body)
-	}
-	e.token = ""
-	if a := e.do("GET", e.url+wire.RunsPath+"no-such-run", nil); a.status != http.StatusUnauthorized {
-		t.Errorf("an anonymous GET of a run: %d %s, want 401", a.status, a.body)
-	}
 }
 
 // TestNamespacesKeepTheirData: a request names objects of its own

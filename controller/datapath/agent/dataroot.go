@@ -3,16 +3,14 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
 // dataRoot is one namespace's part of the node's data directory,
@@ -88,57 +86,6 @@ func (d *dataRoot) open(object string) (*os.File, int64, error) {
 // fqn is the path of object as fqn transformers see it.
 func (d *dataRoot) fqn(object string) string { return filepath.Join(d.fqnDir, object) }
 
-// create writes what r yields to the object name through tmp, a name beside
-// it, renamed to name once complete: no partial object is ever under name,
-// and a failure removes tmp. A failing r is reported as it failed; a
-// failing file system as a 500.
-func (d *dataRoot) create(name, tmp string, r io.Reader, buf []byte) error {
-	if err := wire.CheckObject(name); err != nil {
-		return badPath(err)
-	}
-	root, err := d.enter()
-	if statusOf(err) == http.StatusNotFound {
-		// The namespace's first data on the node.
-		if err = d.node.Mkdir(d.ns, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
-			root, err = d.enter()
-		}
-	}
-	if err != nil {
-		return storageError(name, err)
-	}
-	defer root.Close()
-	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
-		return storageError(name, err)
-	}
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return storageError(name, err)
-	}
-	srcErr, dstErr := bufpool.Copy(f, r, buf)
-	if err := f.Close(); dstErr == nil {
-		dstErr = err
-	}
-	if dstErr == nil && srcErr == nil {
-		dstErr = root.Rename(tmp, name)
-	}
-	if srcErr != nil || dstErr != nil {
-		// Best effort: the failure below is what the caller is told, and a
-		// tmp left behind never shows as the object.
-		_ = root.Remove(tmp)
-	}
-	if srcErr != nil {
-		return srcErr
-	}
-	if dstErr != nil {
-		return storageError(name, dstErr)
-	}
-	return nil
-}
-
-func storageError(name string, err error) error {
-	return withStatus(http.StatusInternalServerError, fmt.Errorf("writing %q: %w", name, err))
-}
-
 // checkDir answers 404 when dir does not exist and 400 when it is not a
 // directory.
 func (d *dataRoot) checkDir(dir string) error {
@@ -162,8 +109,10 @@ func (d *dataRoot) checkDir(dir string) error {
 // walk calls visit with each regular file under dir, at any depth, in
 // lexical order, as the walk finds it: a directory of millions of files is
 // never listed whole. Symlinks are not followed, neither to files nor to
-// directories. An error of visit stops the walk and is returned as is.
-func (d *dataRoot) walk(dir string, visit func(name string) error) error {
+// directories. Hidden names (starting with ".": journals, temporary files)
+// are skipped, files and directories. An error of visit stops the walk and
+// is returned as is.
+func (d *dataRoot) walk(dir string, visit func(name string, e fs.DirEntry) error) error {
 	root, err := d.enter()
 	if err != nil {
 		return err
@@ -171,11 +120,16 @@ func (d *dataRoot) walk(dir string, visit func(name string) error) error {
 	defer root.Close()
 	var visitErr error
 	err = fs.WalkDir(root.FS(), dir, func(name string, e fs.DirEntry, err error) error {
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if e.Type().IsRegular() {
-			visitErr = visit(name)
+		case name != dir && strings.HasPrefix(e.Name(), "."):
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		case e.Type().IsRegular():
+			visitErr = visit(name, e)
 			return visitErr
 		}
 		return nil

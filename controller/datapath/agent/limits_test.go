@@ -57,9 +57,9 @@ func TestOversizedArgs(t *testing.T) {
 	}
 }
 
-// TestOversizedArgsOnStreamAndOffline: a stream answers the one object with
-// oversized args with an error and goes on; an offline run is refused.
-func TestOversizedArgsOnStreamAndOffline(t *testing.T) {
+// TestOversizedArgsOnStream: a stream answers the one object with oversized
+// args with an error and goes on (a run's are refused: TestNodeRunRefusals).
+func TestOversizedArgsOnStream(t *testing.T) {
 	big := strings.Repeat("a", wire.MaxArgs+1)
 	e := newEnv(t)
 	e.addTransform("t", etlv1alpha1.CommWS, "", tag("t"))
@@ -78,11 +78,6 @@ func TestOversizedArgsOnStreamAndOffline(t *testing.T) {
 		t.Errorf("next stream object: %q, %v", out.String(), err)
 	}
 
-	e.writeObject("raw/x", []byte("x"))
-	a, _ := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out", Args: big})
-	if a.status != http.StatusBadRequest || !strings.Contains(a.apiError(t).Error, "wire.MaxArgs") {
-		t.Errorf("offline run with oversized args: %d %s", a.status, a.body)
-	}
 }
 
 // TestControlMessageOverLimit: a control message over wire.MaxControlSize

@@ -31,55 +31,57 @@ func wantTooMany(t *testing.T, a answer, limit string) {
 	}
 }
 
-// abortRun stops a run and waits until it has ended.
-func (e *env) abortRun(id string) {
-	e.t.Helper()
-	if d := e.do(http.MethodDelete, e.url+wire.RunsPath+id, nil); d.status != http.StatusOK {
-		e.t.Fatalf("DELETE: %d %s", d.status, d.body)
-	}
-	<-e.agent.offline.get(id).done
+// cappedRun is a run into its own destination with workers, whose objects
+// the gate holds.
+func cappedRun(dst string, workers int) wire.NodeRunSpec {
+	s := prefixRun("t", workers)
+	s.UID, s.Destination.Prefix = "uid-"+dst, dst
+	return s
 }
 
-func TestOfflineRunsCap(t *testing.T) {
+func TestNodeRunsCap(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.MaxOfflineRuns = 1 })
 	e.addTransform("t", etlv1alpha1.CommHPush, "", hang)
 	e.dataset(3)
-	a, first := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out", Workers: 1})
-	if a.status != http.StatusAccepted {
+	if a, _ := e.putRun("first", cappedRun("out", 1)); a.status != http.StatusOK {
 		t.Fatalf("first run: %d %s", a.status, a.body)
 	}
-	a, _ = e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out2", Workers: 1})
+	a, _ := e.putRun("second", cappedRun("out2", 1))
 	wantTooMany(t, a, "--max-offline-runs")
-	// A finished run frees its share.
-	e.abortRun(first.ID)
-	a, next := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out3", Workers: 1})
-	if a.status != http.StatusAccepted {
+	// A run that ended frees its share.
+	e.abandonRun("first")
+	if a, _ := e.putRun("next", cappedRun("out3", 1)); a.status != http.StatusOK {
 		t.Fatalf("run after the first ended: %d %s", a.status, a.body)
 	}
-	e.abortRun(next.ID)
 }
 
-func TestOfflineWorkersCap(t *testing.T) {
+func TestNodeRunWorkersCap(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.MaxOfflineWorkers = 5 })
 	e.addTransform("t", etlv1alpha1.CommHPush, "", hang)
 	e.dataset(3)
-	a, first := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out", Workers: 4})
-	if a.status != http.StatusAccepted {
+	if a, _ := e.putRun("first", cappedRun("out", 4)); a.status != http.StatusOK {
 		t.Fatalf("first run: %d %s", a.status, a.body)
 	}
-	a, _ = e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out2", Workers: 2})
+	a, _ := e.putRun("second", cappedRun("out2", 2))
 	wantTooMany(t, a, "--max-offline-workers")
-	a, second := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out3", Workers: 1})
-	if a.status != http.StatusAccepted {
+	if a, _ := e.putRun("third", cappedRun("out3", 1)); a.status != http.StatusOK {
 		t.Fatalf("a run within the workers left: %d %s", a.status, a.body)
 	}
-	e.abortRun(first.ID)
-	e.abortRun(second.ID)
-	a, third := e.startOffline("t", wire.RunRequest{Src: "raw", Dst: "out4", Workers: 5})
-	if a.status != http.StatusAccepted {
+	e.abandonRun("first")
+	e.abandonRun("third")
+	if a, _ := e.putRun("fourth", cappedRun("out4", 5)); a.status != http.StatusOK {
 		t.Fatalf("run after the others ended: %d %s", a.status, a.body)
 	}
-	e.abortRun(third.ID)
+}
+
+// abandonRun stops run name at once, as a closing agent does: its objects
+// hang until their context ends, so a suspension would wait for their
+// timeout.
+func (e *env) abandonRun(name string) {
+	e.t.Helper()
+	run := e.agent.nodeRuns.get(runKey{"default", name})
+	run.cancel()
+	<-run.done
 }
 
 func TestStreamsCap(t *testing.T) {

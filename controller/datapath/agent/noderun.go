@@ -1,0 +1,419 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+)
+
+// nodeRun is one attempt at this node's share of a TransformRun: the
+// objects of the source go through the pipeline into the destination,
+// Workers at a time, fed by the walk of the source as they go. An attempt
+// ends when its share is done (Succeeded, Failed) or it is stopped
+// (Suspended); the next attempt of the same UID resumes from the journal.
+type nodeRun struct {
+	a       *Agent
+	key     runKey
+	plan    nodeRunPlan
+	targets []Target
+	started time.Time
+	// root is the namespace's directory, open for the attempt; files are
+	// the attempt's journal, error log and destination lock, nil in a dry
+	// run.
+	root *os.Root
+	data *dataRoot
+	files
+
+	// ctx ends when the agent closes: objects in flight are abandoned
+	// (and redone by the next attempt). stop ends the feeding of objects:
+	// the workers finish the ones they hold.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	stop     chan struct{}
+	stopOnce sync.Once
+	// stopped says why the feeding stopped: suspended or failed.
+	stopped atomic.Pointer[stopCause]
+
+	counts runCounters
+	recent errorRing
+
+	// done is closed when the attempt has ended.
+	done chan struct{}
+
+	mu       sync.Mutex
+	phase    etlv1alpha1.RunPhase
+	message  string
+	finished *time.Time
+}
+
+// files are what an attempt keeps open in its destination.
+type files struct {
+	journal *journal
+	errs    *errorLog
+	lock    *os.File
+}
+
+// runCounters are the RunCounts of an attempt, updated by the workers.
+type runCounters struct {
+	plannedObjects, plannedBytes, doneObjects, doneBytes, failedObjects, skippedObjects atomic.Int64
+}
+
+func (c *runCounters) snapshot() etlv1alpha1.RunCounts {
+	return etlv1alpha1.RunCounts{
+		PlannedObjects: c.plannedObjects.Load(), PlannedBytes: c.plannedBytes.Load(),
+		DoneObjects: c.doneObjects.Load(), DoneBytes: c.doneBytes.Load(),
+		FailedObjects: c.failedObjects.Load(), SkippedObjects: c.skippedObjects.Load(),
+	}
+}
+
+type stopCause struct {
+	phase   etlv1alpha1.RunPhase
+	message string
+}
+
+// The status's recent errors are the errorRing's.
+var _ [etlv1alpha1.MaxRunErrors - etlv1alpha1.MaxObjectErrors]struct{}
+var _ [etlv1alpha1.MaxObjectErrors - etlv1alpha1.MaxRunErrors]struct{}
+
+// item is one object of the source and the name of its result.
+type item struct {
+	object, result string
+	size           int64
+}
+
+// newNodeRun opens what an attempt needs on the file system: unless it is a
+// dry run, it takes the destination, checks it against the source, opens
+// the journal and sweeps the temporary files an earlier attempt left.
+func (a *Agent) newNodeRun(key runKey, plan nodeRunPlan, targets []Target) (*nodeRun, error) {
+	data := a.data(key.ns)
+	r := &nodeRun{
+		a: a, key: key, plan: plan, targets: targets, started: time.Now(), data: data,
+		stop: make(chan struct{}), done: make(chan struct{}), phase: etlv1alpha1.RunRunning,
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	root, err := data.enter()
+	if statusOf(err) == http.StatusNotFound {
+		// The namespace has no data on the node: nothing to transform.
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.root = root
+	if plan.spec.DryRun {
+		return r, nil
+	}
+	if err := r.openFiles(); err != nil {
+		r.closeFiles()
+		root.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *nodeRun) openFiles() error {
+	uid, dst := r.plan.spec.UID, r.plan.dst
+	if r.plan.srcPrefix != "" {
+		if err := checkOverlap(r.root, r.plan.srcPrefix, dst); err != nil {
+			return err
+		}
+	}
+	var err error
+	if r.lock, err = lockDestination(r.root, dst, uid); err != nil {
+		return err
+	}
+	dir := wire.JournalDir(dst, uid)
+	j, resumed, err := openJournal(r.root, dir)
+	if err != nil {
+		return storageError(dir, err)
+	}
+	r.journal = j
+	if resumed {
+		if err := sweepTemps(r.root, dst, uid); err != nil {
+			return storageError(dst, fmt.Errorf("sweeping the temporary files of an earlier attempt: %w", err))
+		}
+	}
+	if r.errs, err = openErrorLog(r.root, dir, dst, uid); err != nil {
+		return storageError(dir, err)
+	}
+	return nil
+}
+
+func (r *nodeRun) closeFiles() {
+	if r.journal != nil {
+		if err := r.journal.close(); err != nil {
+			r.a.log.Error("closing a run's journal: its last objects will be redone", "run", r.key, "error", err)
+		}
+	}
+	if r.lock != nil {
+		r.lock.Close() // releases the destination
+	}
+}
+
+// execute runs the attempt to its end; the caller has taken its share of
+// the node's limits, which it gives back.
+func (r *nodeRun) execute() {
+	defer func() {
+		// After a panic, which goSafe reports: the run must not stay
+		// Running for ever.
+		if !r.ended() {
+			r.end(etlv1alpha1.RunFailed, errInternal.Error())
+		}
+	}()
+	workers := r.plan.spec.Workers
+	if r.plan.spec.DryRun {
+		workers = 0
+	}
+	work := make(chan item, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		r.a.panics.goSafe("run worker", func() {
+			defer wg.Done()
+			buf := getBuffer()
+			defer putBuffer(buf)
+			for it := range work {
+				r.process(it, *buf)
+			}
+		})
+	}
+	err := r.feed(func(it item) bool {
+		r.counts.plannedObjects.Add(1)
+		r.counts.plannedBytes.Add(it.size)
+		if r.plan.spec.DryRun {
+			return true
+		}
+		select {
+		case work <- it:
+			return true
+		case <-r.stop:
+			return false
+		case <-r.ctx.Done():
+			return false
+		}
+	})
+	close(work)
+	wg.Wait()
+	r.finish(err)
+}
+
+// feed calls send with each object of the source that exists on this node,
+// in order, until send returns false. Objects of a list or template that
+// this node does not have are not of its share.
+func (r *nodeRun) feed(send func(item) bool) error {
+	if r.root == nil {
+		return nil
+	}
+	spec := r.plan.spec
+	if r.plan.srcPrefix != "" {
+		err := r.data.walk(r.plan.srcPrefix, func(object string, e fs.DirEntry) error {
+			result, ok := wire.ResultName(spec.Source, spec.Destination, object)
+			if !ok {
+				return nil
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return nil // gone since it was listed
+			}
+			if !send(item{object: object, result: result, size: fi.Size()}) {
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if statusOf(err) == http.StatusNotFound {
+			return nil // no source on this node: nothing to transform
+		}
+		return err
+	}
+	for _, object := range r.plan.objects {
+		result, ok := wire.ResultName(spec.Source, spec.Destination, object)
+		if !ok {
+			continue
+		}
+		fi, err := r.root.Stat(object)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if !send(item{object: object, result: result, size: fi.Size()}) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// process transforms one object unless the feeding stopped, the journal
+// has it, or its result exists and may not be replaced.
+func (r *nodeRun) process(it item, buf []byte) {
+	if r.isStopped() {
+		return
+	}
+	if r.journal.has(it.object) {
+		r.counts.skippedObjects.Add(1)
+		return
+	}
+	if !r.plan.spec.Overwrite && !r.journal.mayHaveWritten(it.object) {
+		if _, err := r.root.Lstat(it.result); err == nil {
+			r.failed(it.object, withStatus(http.StatusConflict, fmt.Errorf(
+				"destination object %q exists; set overwrite to replace it, or choose another destination", it.result)))
+			return
+		}
+	}
+	err := r.transform(it, buf)
+	switch {
+	case err == nil:
+		r.counts.doneObjects.Add(1)
+		r.counts.doneBytes.Add(it.size)
+	case r.ctx.Err() == nil:
+		r.failed(it.object, err)
+	}
+	// Otherwise the agent is closing: the object is redone by the next
+	// attempt.
+}
+
+// transform runs one object through the pipeline into its result, counted
+// in the Transforms' stats as inline objects are.
+func (r *nodeRun) transform(it item, buf []byte) error {
+	o := &objectRun{a: r.a, object: it.object, start: time.Now()}
+	ctx, cancel := context.WithTimeout(r.ctx, objectTimeoutOf(r.targets))
+	defer cancel()
+	var err error
+	// An object that panics fails alone: its worker goes on with the next.
+	if perr := r.a.panics.call("run object", func() { err = r.write(ctx, o, it, buf) }); perr != nil {
+		err = withStatus(http.StatusInternalServerError, perr)
+	}
+	code, msg := 0, ""
+	if err != nil {
+		err = o.classify(err)
+		code, msg = statusOf(err), messageOf(err)
+	}
+	o.finish(code, msg)
+	return err
+}
+
+func (r *nodeRun) write(ctx context.Context, o *objectRun, it item, buf []byte) error {
+	in, err := r.a.localInput(r.data, it.object, r.plan.spec.Args)
+	if err != nil {
+		o.stages = append(o.stages, stageRun{t: r.targets[0]})
+		return err
+	}
+	o.inSize = in.size
+	result, _, err := o.run(ctx, r.targets, in)
+	if err != nil {
+		return err
+	}
+	defer result.Close()
+	tmp := tempName(it.result, r.plan.spec.UID)
+	if err := create(r.root, it.result, tmp, result, buf, func() error { return r.journal.intend(it.object) }); err != nil {
+		return err
+	}
+	if err := r.journal.complete(it.object, path.Dir(it.result)); err != nil {
+		return storageError(it.result, err)
+	}
+	return nil
+}
+
+// failed counts a failed object and, without continueOnError, stops the
+// feeding: the objects in flight finish.
+func (r *nodeRun) failed(object string, err error) {
+	r.counts.failedObjects.Add(1)
+	e := etlv1alpha1.ObjectError{
+		Object: object, Message: messageOf(err), StatusCode: int32(statusOf(err)), Node: r.a.opts.Node, Time: metav1.Now(),
+	}
+	r.recent.add(e)
+	r.errs.add(e)
+	if !r.plan.spec.ContinueOnError {
+		r.stopFeeding(etlv1alpha1.RunFailed, fmt.Sprintf("stopped after object %q failed: %s", object, messageOf(err)))
+	}
+}
+
+// stopFeeding stops the attempt for cause; the first cause stands.
+func (r *nodeRun) stopFeeding(phase etlv1alpha1.RunPhase, message string) {
+	r.stopOnce.Do(func() {
+		r.stopped.Store(&stopCause{phase: phase, message: message})
+		close(r.stop)
+	})
+}
+
+func (r *nodeRun) isStopped() bool { return r.stopped.Load() != nil || r.ctx.Err() != nil }
+
+// suspend stops the attempt after the objects in flight (DELETE).
+func (r *nodeRun) suspend() {
+	r.stopFeeding(etlv1alpha1.RunSuspended, "suspended: the objects not done yet are transformed when the run resumes")
+}
+
+// finish ends the attempt: the journal is flushed, and when the share
+// ended (not suspended, the agent not closing) the error manifest is put in
+// place.
+func (r *nodeRun) finish(feedErr error) {
+	phase, message := etlv1alpha1.RunSucceeded, ""
+	cause := r.stopped.Load()
+	switch {
+	case r.ctx.Err() != nil:
+		phase, message = etlv1alpha1.RunSuspended, "the node agent stopped; the run resumes where it stopped when it is started again"
+	case cause != nil:
+		phase, message = cause.phase, cause.message
+	case feedErr != nil:
+		phase, message = etlv1alpha1.RunFailed, "listing the source: "+messageOf(feedErr)
+	case r.counts.failedObjects.Load() > 0:
+		phase, message = etlv1alpha1.RunFailed, "some objects failed; see errors and the error manifest"
+	}
+	if r.errs != nil {
+		if phase == etlv1alpha1.RunSuspended {
+			r.errs.abandon()
+		} else if wrote, err := r.errs.finish(); err != nil {
+			phase, message = etlv1alpha1.RunFailed, err.Error()
+		} else if wrote {
+			message += "; every failed object is listed in " + wire.ErrorManifest(r.plan.spec.UID)
+		}
+	}
+	r.closeFiles()
+	if r.root != nil {
+		r.root.Close()
+	}
+	r.end(phase, message)
+}
+
+func (r *nodeRun) end(phase etlv1alpha1.RunPhase, message string) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.phase, r.message, r.finished = phase, message, &now
+	r.cancel()
+	r.a.limits.releaseRun(r.plan.spec.Workers)
+	close(r.done)
+}
+
+// ended reports whether the attempt has ended.
+func (r *nodeRun) ended() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// status returns the attempt's NodeRunStatus now.
+func (r *nodeRun) status() wire.NodeRunStatus {
+	s := wire.NodeRunStatus{
+		UID: r.plan.spec.UID, Node: r.a.opts.Node, RunCounts: r.counts.snapshot(), Errors: r.recent.snapshot(), Started: r.started,
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.Phase, s.Message, s.Finished = r.phase, r.message, r.finished
+	if s.Phase == etlv1alpha1.RunRunning && r.stopped.Load() != nil {
+		s.Message = "stopping: the workers finish their current objects"
+	}
+	return s
+}

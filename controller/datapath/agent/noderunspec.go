@@ -1,0 +1,137 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+)
+
+// runKey names a node run: the TransformRun's namespace and name.
+type runKey struct{ ns, name string }
+
+func (k runKey) String() string { return k.ns + "/" + k.name }
+
+// nodeRunPlan is a checked NodeRunSpec, ready to run: its pipeline parsed, its
+// prefixes cleaned, and an objects or template source expanded.
+type nodeRunPlan struct {
+	spec     wire.NodeRunSpec
+	pipeline transformPath
+	// srcPrefix is the cleaned prefix of a prefix source, "" otherwise;
+	// objects are the objects of a list or template source.
+	srcPrefix string
+	objects   []string
+	dst       string
+}
+
+// planNodeRun checks the spec the manager sent for run key and returns its
+// plan. The webhook has checked the TransformRun already; the agent checks
+// again what reaches its file system and names its files, since a spec that
+// slipped past would write where it should not.
+func planNodeRun(key runKey, spec wire.NodeRunSpec) (nodeRunPlan, error) {
+	p := nodeRunPlan{spec: spec}
+	if err := checkRunKey(key); err != nil {
+		return p, err
+	}
+	// The UID names the journal and the error manifest: a DNS label keeps
+	// it one plain path element (Kubernetes UIDs are lowercase UUIDs).
+	if msgs := validation.IsDNS1123Label(spec.UID); len(msgs) > 0 {
+		return p, fmt.Errorf("uid %q: %s", spec.UID, strings.Join(msgs, "; "))
+	}
+	var err error
+	if p.pipeline, err = parsePipeline(spec.Pipeline, key.ns, spec.Pipeline); err != nil {
+		return p, err
+	}
+	if spec.Workers < 1 || spec.Workers > etlv1alpha1.MaxRunWorkersPerNode {
+		return p, fmt.Errorf("workers %d: must be between 1 and %d", spec.Workers, etlv1alpha1.MaxRunWorkersPerNode)
+	}
+	if len(spec.Args) > wire.MaxArgs {
+		return p, fmt.Errorf("args of %d bytes are over the limit of %d bytes (wire.MaxArgs)", len(spec.Args), wire.MaxArgs)
+	}
+	if p.dst, err = cleanRunDir("destination.prefix", spec.Destination.Prefix); err != nil {
+		return p, err
+	}
+	if spec.Destination.ToExtension != "" && spec.Source.Extension == "" {
+		return p, errors.New("destination.toExtension needs source.extension: it replaces that extension")
+	}
+	err = p.planSource(spec.Source)
+	return p, err
+}
+
+// checkRunKey checks the namespace (a directory of the data root) and the
+// TransformRun's name.
+func checkRunKey(k runKey) error {
+	if msgs := validation.IsDNS1123Label(k.ns); len(msgs) > 0 {
+		return fmt.Errorf("bad namespace %q: %s", k.ns, strings.Join(msgs, "; "))
+	}
+	if msgs := validation.IsDNS1123Subdomain(k.name); len(msgs) > 0 {
+		return fmt.Errorf("bad run name %q: %s", k.name, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// planSource checks that src is exactly one of a prefix, a list and a
+// template, and expands the last two.
+func (p *nodeRunPlan) planSource(src etlv1alpha1.RunSource) error {
+	kinds := 0
+	for _, set := range []bool{src.Prefix != "", len(src.Objects) > 0, src.Template != ""} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return errors.New("source: set exactly one of prefix, objects and template")
+	}
+	if src.Prefix != "" {
+		var err error
+		p.srcPrefix, err = cleanRunDir("source.prefix", src.Prefix)
+		return err
+	}
+	objects, err := wire.SourceObjects(src, etlv1alpha1.MaxRunObjects)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	for _, o := range objects {
+		if hidden(o) {
+			return fmt.Errorf("source: object %q is hidden (a path element starts with \".\"): those are the agent's own files (journals, temporary files), never input", o)
+		}
+	}
+	p.objects = objects
+	return nil
+}
+
+// cleanRunDir checks a directory of the namespace's data and drops a
+// trailing slash; the namespace's root itself is refused, since a run's
+// results must not be mixed with all of its data.
+func cleanRunDir(field, dir string) (string, error) {
+	d := strings.TrimSuffix(dir, "/")
+	if d == "" || d == "." {
+		return "", fmt.Errorf("%s %q: name a directory of the namespace's data, not its root", field, dir)
+	}
+	if err := wire.CheckObject(d); err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	if path.Clean(d) != d {
+		return "", fmt.Errorf("%s %q: write it as %q", field, dir, path.Clean(d))
+	}
+	if hidden(d) {
+		return "", fmt.Errorf("%s %q is hidden (a path element starts with \".\"): those are the agent's own", field, dir)
+	}
+	return d, nil
+}
+
+// hidden reports whether a path element of name starts with ".": journals
+// and temporary files are hidden, and a run never reads them.
+func hidden(name string) bool {
+	for seg := range strings.SplitSeq(name, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return false
+}
