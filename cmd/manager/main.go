@@ -25,6 +25,7 @@ func main() {
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", opts.ProbeAddr, "address of /healthz and /readyz")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect a leader among replicas before running controllers")
 	flag.IntVar(&opts.WebhookPort, "webhook-port", opts.WebhookPort, "port of the webhook server")
+	flag.DurationVar(&opts.WebhookDrain, "webhook-drain", opts.WebhookDrain, "after SIGTERM, how long the webhook server goes on answering, closing each connection, before it stops")
 	flag.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "directory the webhook serving certificate is written to and read from")
 	flag.StringVar(&opts.CertSecret, "cert-secret", opts.CertSecret, "Secret holding the webhook CA and serving certificate")
 	flag.StringVar(&opts.WebhookService, "webhook-service", opts.WebhookService, "Service in front of the webhook server (names the certificate)")

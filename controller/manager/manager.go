@@ -54,13 +54,16 @@ import (
 
 // Options configure the manager; cmd/manager sets them from flags.
 type Options struct {
-	Namespace             string // where the manager runs: the cert Secret and the leader lease
-	MetricsAddr           string // "0" disables
-	SecureMetrics         bool
-	ProbeAddr             string
-	LeaderElection        bool
-	WebhookHost           string
-	WebhookPort           int
+	Namespace      string // where the manager runs: the cert Secret and the leader lease
+	MetricsAddr    string // "0" disables
+	SecureMetrics  bool
+	ProbeAddr      string
+	LeaderElection bool
+	WebhookHost    string
+	WebhookPort    int
+	// WebhookDrain is how long the webhook server goes on answering, closing each connection,
+	// after the manager is told to stop (see drainingServer); within the pod's grace period.
+	WebhookDrain          time.Duration
 	CertDir               string
 	CertSecret            string
 	WebhookService        string
@@ -96,6 +99,7 @@ func DefaultOptions() Options {
 		ProbeAddr:             ":8081",
 		LeaderElection:        true,
 		WebhookPort:           9443,
+		WebhookDrain:          5 * time.Second,
 		CertDir:               "/tmp/k8s-webhook-server/serving-certs",
 		CertSecret:            "mlkube-webhook-cert",
 		WebhookService:        "mlkube-webhook-service",
@@ -154,12 +158,12 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			TLSOpts:        []func(*tls.Config){hardenTLS},
 		},
 		HealthProbeBindAddress: opts.ProbeAddr,
-		WebhookServer: webhook.NewServer(webhook.Options{
+		WebhookServer: newDrainingServer(webhook.NewServer(webhook.Options{
 			Host:    opts.WebhookHost,
 			Port:    opts.WebhookPort,
 			CertDir: opts.CertDir,
 			TLSOpts: []func(*tls.Config){hardenTLS, func(c *tls.Config) { c.GetCertificate = watcher.GetCertificate }},
-		}),
+		}), opts.WebhookDrain),
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.Namespace,
