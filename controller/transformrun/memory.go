@@ -1,19 +1,23 @@
 package transformrun
 
 import (
-	"slices"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
 
 // remembered is what this manager keeps of a run it follows, and nothing a restart cannot lose:
 // when it last wrote the run's status (to bound the write rate and measure the rate of work),
-// and the UID and nodes of its shares, to stop them once the run is deleted.
+// when each node's agent last answered (status, written at a bounded rate, may hold an older
+// answer, which would shorten the grace period), and the UID and nodes of its shares, to stop
+// them once the run is deleted.
 type remembered struct {
 	uid   types.UID
 	nodes []string
+	seen  map[string]time.Time
 	wrote time.Time
 }
 
@@ -30,8 +34,9 @@ func (m *memory) get(key types.NamespacedName) (remembered, bool) {
 	return r, ok
 }
 
-// follow records the run's UID and nodes, and now as its last status write if wrote.
-func (m *memory) follow(key types.NamespacedName, uid types.UID, nodes []string, wrote bool, now time.Time) {
+// follow records the run's UID, its nodes and their agents' last answers, and now as its last
+// status write if wrote.
+func (m *memory) follow(key types.NamespacedName, uid types.UID, nodes []v1alpha1.RunNodeStatus, wrote bool, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.runs == nil {
@@ -41,7 +46,17 @@ func (m *memory) follow(key types.NamespacedName, uid types.UID, nodes []string,
 	if r.uid != uid {
 		r = remembered{uid: uid}
 	}
-	r.nodes = slices.Clone(nodes)
+	// Status holds times to the second; the later time this manager saw stands.
+	seen := map[string]time.Time{}
+	r.nodes = make([]string, len(nodes))
+	for i, n := range nodes {
+		r.nodes[i] = n.Node
+		seen[n.Node] = r.seen[n.Node]
+		if n.LastSeen != nil && n.LastSeen.After(seen[n.Node]) {
+			seen[n.Node] = n.LastSeen.Time
+		}
+	}
+	r.seen = seen
 	if wrote {
 		r.wrote = now
 	}
@@ -60,4 +75,12 @@ func (r remembered) sinceWrite(uid types.UID, now time.Time) time.Duration {
 		return 0
 	}
 	return now.Sub(r.wrote)
+}
+
+// lastSeen is when the node's agent last answered about run uid, as far as this manager saw.
+func (r remembered) lastSeen(uid types.UID, node string) time.Time {
+	if r.uid != uid {
+		return time.Time{}
+	}
+	return r.seen[node]
 }

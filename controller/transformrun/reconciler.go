@@ -123,8 +123,8 @@ func (r *Reconciler) follow(ctx context.Context, run *v1alpha1.TransformRun, now
 			run.Status.StartTime = &metav1.Time{Time: now}
 		}
 	}
-	nodes, fresh := r.poll(ctx, run, nodes, agents, now)
 	mem, _ := r.memory.get(key)
+	nodes, fresh := r.poll(ctx, run, nodes, agents, now, mem)
 	sinceWrite := mem.sinceWrite(run.UID, now)
 	next := computeStatus(run, nodes, fresh, now, sinceWrite)
 	wrote := shouldWrite(&run.Status, &next, sinceWrite, r.StatusInterval)
@@ -133,7 +133,7 @@ func (r *Reconciler) follow(ctx context.Context, run *v1alpha1.TransformRun, now
 			return reconcile.Result{}, err
 		}
 	}
-	r.memory.follow(key, run.UID, nodeNames(nodes), wrote, now)
+	r.memory.follow(key, run.UID, nodes, wrote, now)
 	if finished(next.Phase) {
 		return r.expire(ctx, run, now)
 	}
@@ -169,14 +169,6 @@ func phaseEvent(old v1alpha1.RunPhase, st *v1alpha1.TransformRunStatus) (warning
 	return false, string(st.Phase), fmt.Sprintf("%s on %d nodes", st.Phase, len(st.Nodes))
 }
 
-func nodeNames(nodes []v1alpha1.RunNodeStatus) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.Node
-	}
-	return out
-}
-
 // expire deletes a finished run whose TTL has passed, or comes back when it will have.
 func (r *Reconciler) expire(ctx context.Context, run *v1alpha1.TransformRun, now time.Time) (reconcile.Result, error) {
 	left, ok := ttlLeft(run, now)
@@ -206,5 +198,5 @@ func (r *Reconciler) stopDeleted(ctx context.Context, key types.NamespacedName) 
 		log.FromContext(ctx).V(1).Info("cannot stop a deleted run's shares", "error", err)
 		return
 	}
-	r.poll(ctx, run, nodes, agents, r.Clock.Now())
+	r.poll(ctx, run, nodes, agents, r.Clock.Now(), mem)
 }
