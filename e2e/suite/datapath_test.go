@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -14,8 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/builders"
@@ -166,66 +163,5 @@ func TestDataPathPipeline(t *testing.T) {
 	code, body := fetchFrom(t, ns, clientPod, transformURL(ns, "upper>>"+last.Name, object))
 	if want := node + ":" + md5hex([]byte("MAKE ME LOUD")); code != 200 || body != want {
 		t.Errorf("pipeline upper>>%s got %d %q; want 200 %q", last.Name, code, body, want)
-	}
-}
-
-// postFrom makes the client pod POST body to u and returns the status and body it got.
-func postFrom(t *testing.T, ns, pod, u string, body []byte) (int, string) {
-	t.Helper()
-	return proxyResult(clientset.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod+":8080").
-		SubResource("proxy").Suffix("fetch").Param("url", u).Body(body).Do(context.Background()))
-}
-
-// TestDataPathOfflineRun transforms a dataset in a node's data root into another directory of it:
-// the node's agent runs it, and the results appear on the node under their final names only.
-func TestDataPathOfflineRun(t *testing.T) {
-	node, ns, clientPod, tr := md5OnANode(t, v1alpha1.CommHPush)
-	src, dst := "offline-src", "offline-dst"
-	want, objects := map[string]string{}, map[string][]byte{}
-	for i := range 50 {
-		data := fmt.Appendf(nil, "offline object %d of %s", i, ns)
-		name := fmt.Sprintf("%s/d%d/o%02d", src, i%3, i)
-		objects[name] = data
-		want[dst+strings.TrimPrefix(name, src)] = md5hex(data)
-	}
-	writeObjects(t, ns, clientPod, objects)
-	// The agent runs unprivileged (uid 65532): the destination is prepared writable for it.
-	prepareDir(t, ns, clientPod, dst, 65532)
-
-	code, body := postFrom(t, ns, clientPod, agentURL+"/v1/offline/"+ns+"/"+tr.Name,
-		fmt.Appendf(nil, `{"src": %q, "dst": %q, "workers": 4}`, src, dst))
-	var started struct{ ID, Node string }
-	if err := json.Unmarshal([]byte(body), &started); code != 202 || err != nil || started.Node != node {
-		t.Fatalf("starting the run from node %s: %d %q; want 202 from that node's agent", node, code, body)
-	}
-	var last string
-	k8s.Eventually(t, "the offline run to succeed", func(context.Context) (bool, error) {
-		code, body := fetchFrom(t, ns, clientPod, agentURL+"/v1/offline/"+started.ID)
-		last = body
-		if code == 200 && strings.Contains(body, `"state":"Failed"`) {
-			return false, kubetest.Stop(fmt.Errorf("the run failed: %s", body))
-		}
-		return code == 200 && strings.Contains(body, `"state":"Succeeded"`), nil
-	})
-	if !strings.Contains(last, `"total":50`) || !strings.Contains(last, `"objects":50`) {
-		t.Errorf("final status %s; want 50 objects, all transformed", last)
-	}
-	for name, sum := range want {
-		got, err := readObject(t, ns, clientPod, name)
-		if err != nil || strings.TrimSpace(got) != sum {
-			t.Errorf("%s on node %s: %q (%v); want md5 %s", name, node, got, err, sum)
-		}
-	}
-	// Exactly the transformed objects under their final names: no temporary file left.
-	list, err := readObject(t, ns, clientPod, dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var written []string
-	for _, rel := range strings.Fields(list) {
-		written = append(written, dst+"/"+rel)
-	}
-	if diff := cmp.Diff(slices.Sorted(maps.Keys(want)), written); diff != "" {
-		t.Errorf("files under %s on node %s (-want +got):\n%s", dst, node, diff)
 	}
 }

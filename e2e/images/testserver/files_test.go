@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mlkube/mlkube/e2e/workloads/objects"
 )
 
 func filesServer(t *testing.T) (string, string) {
@@ -94,5 +98,33 @@ func TestFilesRefuseEscapes(t *testing.T) {
 	}
 	if _, err := os.Stat(outside); !os.IsNotExist(err) {
 		t.Errorf("a file was written outside the root: %v", err)
+	}
+}
+
+// TestGenerateAndContents: generate writes the named objects with their contents (one poisoned),
+// and contents answers every visible file under a directory, skipping hidden ones.
+func TestGenerateAndContents(t *testing.T) {
+	t.Setenv("NODE_NAME", "node-x")
+	u, dir := filesServer(t)
+	if code, body := do(t, "POST", u+"/generate/raw?count=3&poison=1", ""); code != 201 {
+		t.Fatalf("generate: %d %s", code, body)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "raw", ".hidden"), []byte("journal"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, body := do(t, "GET", u+"/contents/raw", "")
+	var got map[string]string
+	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil {
+		t.Fatalf("contents: %d %s %v", code, body, err)
+	}
+	want := map[string]string{}
+	for i := range 3 {
+		want[objects.Name(i)] = string(objects.Content(i, "node-x", i == 1))
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("contents %v, want %v", got, want)
+	}
+	if code, _ := do(t, "POST", u+"/generate/raw?count=-1", ""); code != 400 {
+		t.Errorf("a negative count: %d, want 400", code)
 	}
 }
