@@ -3,8 +3,10 @@
 // writes what they add up to into the run's status at a bounded rate.
 //
 // Deleting a run needs no finalizer: a deleted run's shares are stopped with a best-effort
-// DELETE to its agents by the manager that followed it. A share a failed-over manager never knew
-// goes on until its agent stops it (the agents stop runs of a UID whose TransformRun is gone).
+// DELETE to its agents by the manager that followed it (it remembers their UID and nodes). A share
+// that manager never reached (it failed over, or the agent was unreachable) runs to its end,
+// unless a new run of the same name meets it: the agent refuses that run's PUT with 409 and the
+// controller stops the orphan first. A finalizer would make every deletion wait on every agent.
 package transformrun
 
 import (
