@@ -86,26 +86,6 @@ func (d *dataRoot) open(object string) (*os.File, int64, error) {
 // fqn is the path of object as fqn transformers see it.
 func (d *dataRoot) fqn(object string) string { return filepath.Join(d.fqnDir, object) }
 
-// checkDir answers 404 when dir does not exist and 400 when it is not a
-// directory.
-func (d *dataRoot) checkDir(dir string) error {
-	root, err := d.enter()
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	fi, err := root.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return notFound(fmt.Errorf("%q not found in the namespace's data", dir))
-	case err != nil:
-		return badPath(fmt.Errorf("%q: %w", dir, err))
-	case !fi.IsDir():
-		return badPath(fmt.Errorf("%q is not a directory", dir))
-	}
-	return nil
-}
-
 // walk calls visit with each regular file under dir, at any depth, in
 // lexical order, as the walk finds it: a directory of millions of files is
 // never listed whole. Symlinks are not followed, neither to files nor to

@@ -25,6 +25,13 @@
 // never talk to transformers. The agent also serves its statistics
 // (GET /v1/stats), Prometheus metrics (GET /metrics) and GET /healthz.
 //
+// The manager hands each node its share of a TransformRun over
+// wire.NodeRunsPath (PUT/GET/DELETE /v1/runs/{namespace}/{run}), which
+// RBAC grants to it alone. A run writes each result durably (a hidden
+// temporary name, fsynced, renamed) and records it in a journal in the
+// destination once the rename is durable, so a run resumed after an agent
+// restart or a suspension skips what was done (noderun.go, journal.go).
+//
 // Node-wide caps (Options.MaxOfflineRuns, MaxOfflineWorkers, MaxStreams)
 // answer 429 past them: a few callers must not take the whole node. Client
 // streams are closed when idle (StreamIdleTimeout) and pinged; a stream or

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -222,9 +223,13 @@ func (r *nodeRun) feed(send func(item) bool) error {
 			if !ok {
 				return nil
 			}
+			// A file gone since it was listed is no longer of the run.
 			fi, err := e.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
 			if err != nil {
-				return nil // gone since it was listed
+				return err
 			}
 			if !send(item{object: object, result: result, size: fi.Size()}) {
 				return fs.SkipAll

@@ -26,7 +26,7 @@ func idOf(f *os.File) (fileID, error) {
 	if !ok {
 		return fileID{}, errors.New("no device and inode on this platform")
 	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino}, nil
+	return fileID{dev: st.Dev, ino: st.Ino}, nil
 }
 
 // maxDepth bounds the walk up a directory tree, against a loop.
