@@ -123,6 +123,7 @@ bench: ## benchmarks, each reported as a ratio to a baseline run in the same pro
 	KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 30m ./controller/integration/ | grep -E '^(Benchmark|ok|PASS|FAIL)'
 	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./sdk/transformer/
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) test -count=1 -run '^$$' -bench 'DataPath|Authorization' -benchtime 2s ./controller/datapath/agent/
+	$(GO) test -count=1 -run '^$$' -bench NodeRun -benchtime 1x ./controller/datapath/agent/
 
 .PHONY: help
 help:
