@@ -59,7 +59,8 @@ func startAgent(t *testing.T, node string, planned, perGet int64) *fakeAgent {
 func createAgentPod(t *testing.T, node, ip string) {
 	t.Helper()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "agent-" + node, Namespace: agentNamespace, Labels: agentSelector},
+		// Named apart: without a kubelet a deleted pod stays, being deleted, for good.
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "agent-" + node + "-", Namespace: agentNamespace, Labels: agentSelector},
 		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "agent", Image: "mlkube/node-agent:dev"}}},
 	}
 	k8s.CreateTemporary(t, pod)

@@ -27,9 +27,11 @@ import (
 // reports its transformer ready on the agents' nodes.
 func testNamespace(t *testing.T, agents ...*fakeAgent) string {
 	t.Helper()
-	ns := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-"))
-	ns = strings.Trim(ns[:min(len(ns), 60)], "-")
-	k8s.CreateTemporary(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	prefix := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-"))
+	// Named apart: without a namespace controller a deleted namespace stays, terminating.
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: strings.Trim(prefix[:min(len(prefix), 50)], "-") + "-"}}
+	k8s.CreateTemporary(t, namespace)
+	ns := namespace.Name
 	tr := builders.Transform("md5").Namespace(ns).Runtime("mlkube/transformer-md5:dev").Obj()
 	k8s.MustCreate(t, tr)
 	for _, a := range agents {
