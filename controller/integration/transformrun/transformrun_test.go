@@ -251,3 +251,42 @@ func TestTransformRunDeletedAfterItsTTL(t *testing.T) {
 		t.Errorf("%d PUTs, %d GETs; want the run to have run before its deletion", puts, gets)
 	}
 }
+
+// TestTransformRunWithContinueOnErrorFinishesListingALostNode: the other node's share runs to
+// its end, and the run ends Failed naming the node that did not do its share.
+func TestTransformRunWithContinueOnErrorFinishesListingALostNode(t *testing.T) {
+	a, b := startAgent(t, "coe-a", 60, 1), startAgent(t, "coe-b", 1_000_000, 1)
+	ns := testNamespace(t, a, b)
+	run := createRun(t, ns, func(s *v1alpha1.TransformRunSpec) { s.ContinueOnError = true })
+	waitPhase(t, run, v1alpha1.RunRunning)
+	_ = b.srv.Close()
+
+	got := kubetest.WaitFor(t, k8s, "the run finished", run, func(r *v1alpha1.TransformRun) (bool, error) {
+		return r.Status.Phase == v1alpha1.RunFailed, nil
+	})
+	if _, _, deletes := a.calls(); deletes != 0 {
+		t.Errorf("%s was told to stop %d times; want its share to run to its end", a, deletes)
+	}
+	if n := got.Status.Nodes[0]; n.Phase != v1alpha1.RunSucceeded || n.DoneObjects != 60 {
+		t.Errorf("node coe-a %+v; want Succeeded with its 60 objects", n)
+	}
+	c := meta.FindStatusCondition(got.Status.Conditions, transformrun.ConditionFailed)
+	if c == nil || !strings.Contains(c.Message, "node coe-b's agent unreachable since") || strings.Contains(c.Message, "coe-a") {
+		t.Errorf("conditions %s; want Failed listing node coe-b alone", conditionMessages(got))
+	}
+}
+
+// TestTransformRunDeletedStopsItsShares: no finalizer, yet the agents are told to stop.
+func TestTransformRunDeletedStopsItsShares(t *testing.T) {
+	a := startAgent(t, "delete-a", 1_000_000, 1)
+	ns := testNamespace(t, a)
+	run := createRun(t, ns, nil)
+	waitPhase(t, run, v1alpha1.RunRunning)
+	if err := k8s.Delete(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	k8s.Eventually(t, "the agent told to stop", func(context.Context) (bool, error) {
+		_, _, deletes := a.calls()
+		return deletes > 0, nil
+	})
+}
