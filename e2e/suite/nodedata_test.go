@@ -42,7 +42,11 @@ func clientOn(t *testing.T, ns, node string) string {
 			NodeName: node,
 			Containers: []corev1.Container{{
 				Name: "client", Image: clientImage, ImagePullPolicy: corev1.PullIfNotPresent,
-				Env:            []corev1.EnvVar{{Name: "DATA_DIR", Value: podDataDir}, {Name: "TOKEN_FILE", Value: wire.TokenFile}},
+				Env: []corev1.EnvVar{
+					{Name: "DATA_DIR", Value: podDataDir},
+					{Name: "TOKEN_FILE", Value: wire.TokenFile},
+					{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+				},
 				Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
 				VolumeMounts: []corev1.VolumeMount{
