@@ -1,0 +1,91 @@
+package etl
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+)
+
+// barWidth is the number of cells of the progress bar: with the counts, rate and ETA beside it,
+// the line fits an 80-column terminal.
+const barWidth = 24
+
+// done counts objects as the run's status.progress does: transformed now or by an earlier
+// attempt (skipped).
+func done(c v1alpha1.RunCounts) int64 { return c.DoneObjects + c.SkippedObjects }
+
+// bar draws done of total in width cells; an unknown total (nothing planned yet) is empty.
+func bar(done, total int64, width int) string {
+	filled := 0
+	if total > 0 {
+		filled = int(min(done, total) * int64(width) / total)
+	}
+	return "[" + strings.Repeat("#", filled) + strings.Repeat(".", width-filled) + "]"
+}
+
+// ProgressText is one run's progress in words: its phase, done/total objects, the failed ones,
+// and the rate and ETA the controller computed (the same figures `kubectl get etlrun` shows).
+func ProgressText(st v1alpha1.TransformRunStatus) string {
+	c := st.Totals
+	parts := []string{fmt.Sprintf("%s %d/%d objects", phase(st), done(c), c.PlannedObjects)}
+	if c.FailedObjects > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", c.FailedObjects))
+	}
+	if st.Rate != "" {
+		parts = append(parts, st.Rate)
+	}
+	if st.ETA != "" {
+		parts = append(parts, "ETA "+st.ETA)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ProgressBar is ProgressText behind a bar, for a terminal.
+func ProgressBar(st v1alpha1.TransformRunStatus) string {
+	return bar(done(st.Totals), st.Totals.PlannedObjects, barWidth) + " " + ProgressText(st)
+}
+
+func phase(st v1alpha1.TransformRunStatus) v1alpha1.RunPhase {
+	if st.Phase == "" {
+		return v1alpha1.RunPending
+	}
+	return st.Phase
+}
+
+// Progress draws a run's progress as its status changes: on a terminal one line redrawn in place,
+// otherwise (a log, a pipe) a plain line per change, so logs keep a readable history.
+type Progress struct {
+	w    io.Writer
+	tty  bool
+	last string
+}
+
+// NewProgress draws on w, in place when tty.
+func NewProgress(w io.Writer, tty bool) *Progress { return &Progress{w: w, tty: tty} }
+
+// Update draws st unless it shows what the last update showed.
+func (p *Progress) Update(st v1alpha1.TransformRunStatus) {
+	line := ProgressText(st)
+	if p.tty {
+		line = ProgressBar(st)
+	}
+	if line == p.last {
+		return
+	}
+	p.last = line
+	if p.tty {
+		// Carriage return and erase to the end of the line: a shorter line leaves no tail.
+		fmt.Fprint(p.w, "\r"+line+"\x1b[K")
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// Done ends the drawing, so what follows starts on a line of its own.
+func (p *Progress) Done() {
+	if p.tty && p.last != "" {
+		fmt.Fprintln(p.w)
+	}
+}
