@@ -50,7 +50,7 @@ func defaultReplicaSpec(rs *v1beta1.ReplicaSpec) {
 		rs.Replicas = ptr.To(v1beta1.DefaultReplicas)
 	}
 	if rs.PsRootPort == nil {
-		rs.PsRootPort = ptr.To(v1beta1.DefaultPsRootPort)
+		rs.PsRootPort = ptr.To(psRootPortDefault(rs.Template))
 	}
 	if rs.RestartPolicy == "" {
 		rs.RestartPolicy = v1beta1.DefaultRestartPolicy
@@ -60,31 +60,63 @@ func defaultReplicaSpec(rs *v1beta1.ReplicaSpec) {
 	}
 }
 
+// psRootPortDefault is the port the mxnet container declares as mxjob-port, as Kubeflow's MXJob
+// reads it, so that the port a user declares is the port used; else 9091.
+func psRootPortDefault(tmpl *corev1.PodTemplateSpec) int32 {
+	if tmpl == nil {
+		return v1beta1.DefaultPsRootPort
+	}
+	c, p := mxjobPort(tmpl.Spec.Containers)
+	if p < 0 {
+		return v1beta1.DefaultPsRootPort
+	}
+	return tmpl.Spec.Containers[c].Ports[p].ContainerPort
+}
+
 // defaultPort gives the mxnet container a port named mxjob-port on psRootPort, unless it
 // already has a port of that name.
 func defaultPort(containers []corev1.Container, port int32) {
-	c := MxnetContainer(containers)
-	if c == nil {
+	c, p := mxjobPort(containers)
+	if c < 0 || p >= 0 {
 		return
 	}
-	for _, p := range c.Ports {
-		if p.Name == v1beta1.DefaultPortName {
-			return
-		}
-	}
-	c.Ports = append(c.Ports, corev1.ContainerPort{
+	containers[c].Ports = append(containers[c].Ports, corev1.ContainerPort{
 		Name:          v1beta1.DefaultPortName,
 		ContainerPort: port,
 		Protocol:      corev1.ProtocolTCP,
 	})
 }
 
-// MxnetContainer returns the container named "mxnet", or nil.
-func MxnetContainer(containers []corev1.Container) *corev1.Container {
-	for i := range containers {
-		if containers[i].Name == v1beta1.DefaultContainerName {
-			return &containers[i]
+// mxjobPort returns the index of the container named "mxnet" and that of its first port named
+// "mxjob-port"; -1 for what is missing.
+func mxjobPort(containers []corev1.Container) (container, port int) {
+	container = mxnetIndex(containers)
+	if container < 0 {
+		return -1, -1
+	}
+	for j, p := range containers[container].Ports {
+		if p.Name == v1beta1.DefaultPortName {
+			return container, j
 		}
 	}
+	return container, -1
+}
+
+// MxnetContainer returns the container named "mxnet", or nil.
+func MxnetContainer(containers []corev1.Container) *corev1.Container {
+	if i := mxnetIndex(containers); i >= 0 {
+		return &containers[i]
+	}
 	return nil
+}
+
+// mxnetIndex returns the index of the container named "mxnet" (container names are unique in a
+// pod), or -1.
+func mxnetIndex(containers []corev1.Container) int {
+	for i := range containers {
+		if containers[i].Name == v1beta1.DefaultContainerName {
+			return i
+		}
+	}
+	return -1
 }

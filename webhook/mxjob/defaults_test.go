@@ -19,6 +19,15 @@ func TestDefault(t *testing.T) {
 		return v1beta1.ReplicaSpec{MxReplicaType: t, Replicas: ptr.To(replicas), PsRootPort: ptr.To[int32](9091),
 			RestartPolicy: v1beta1.RestartPolicyNever, Template: tmpl}
 	}
+	withPorts := func(rs v1beta1.ReplicaSpec, ports ...corev1.ContainerPort) v1beta1.ReplicaSpec {
+		rs.Template = builders.PodTemplate("mxnet")
+		rs.Template.Spec.Containers[0].Ports = ports
+		return rs
+	}
+	withRootPort := func(rs v1beta1.ReplicaSpec, port int32) v1beta1.ReplicaSpec {
+		rs.PsRootPort = ptr.To(port)
+		return rs
+	}
 	runPolicy := v1beta1.RunPolicy{CleanPodPolicy: v1beta1.CleanPodPolicyRunning, Suspend: ptr.To(false)}
 	cases := map[string]struct {
 		spec v1beta1.MxJobSpec
@@ -54,14 +63,44 @@ func TestDefault(t *testing.T) {
 					return rs
 				}()}},
 		},
-		"an existing mxjob-port is kept": {
+		"a declared mxjob-port is kept and becomes psRootPort": {
+			spec: v1beta1.MxJobSpec{ReplicaSpecs: []v1beta1.ReplicaSpec{
+				withPorts(v1beta1.ReplicaSpec{}, corev1.ContainerPort{Name: "mxjob-port", ContainerPort: 1234})}},
+			want: v1beta1.MxJobSpec{JobMode: v1beta1.LocalMode, RunPolicy: runPolicy,
+				ReplicaSpecs: []v1beta1.ReplicaSpec{withRootPort(defaulted(v1beta1.ReplicaTypeWorker, 1,
+					corev1.ContainerPort{Name: "mxjob-port", ContainerPort: 1234}), 1234)}},
+		},
+		"the scheduler's declared mxjob-port becomes its psRootPort, so DMLC_PS_ROOT_PORT agrees": {
+			spec: v1beta1.MxJobSpec{ReplicaSpecs: []v1beta1.ReplicaSpec{withPorts(v1beta1.ReplicaSpec{MxReplicaType: v1beta1.ReplicaTypeScheduler},
+				corev1.ContainerPort{Name: "metrics", ContainerPort: 8080},
+				corev1.ContainerPort{Name: "mxjob-port", ContainerPort: 9000, Protocol: corev1.ProtocolTCP})}},
+			want: v1beta1.MxJobSpec{JobMode: v1beta1.DistMode, RunPolicy: runPolicy,
+				ReplicaSpecs: []v1beta1.ReplicaSpec{withRootPort(defaulted(v1beta1.ReplicaTypeScheduler, 1,
+					corev1.ContainerPort{Name: "metrics", ContainerPort: 8080},
+					corev1.ContainerPort{Name: "mxjob-port", ContainerPort: 9000, Protocol: corev1.ProtocolTCP}), 9000)}},
+		},
+		"a declared psRootPort wins over no mxjob-port": {
+			spec: v1beta1.MxJobSpec{ReplicaSpecs: []v1beta1.ReplicaSpec{withRootPort(withPorts(v1beta1.ReplicaSpec{},
+				corev1.ContainerPort{Name: "metrics", ContainerPort: 8080}), 7000)}},
+			want: v1beta1.MxJobSpec{JobMode: v1beta1.LocalMode, RunPolicy: runPolicy,
+				ReplicaSpecs: []v1beta1.ReplicaSpec{withRootPort(defaulted(v1beta1.ReplicaTypeWorker, 1,
+					corev1.ContainerPort{Name: "metrics", ContainerPort: 8080},
+					corev1.ContainerPort{Name: "mxjob-port", ContainerPort: 7000, Protocol: corev1.ProtocolTCP}), 7000)}},
+		},
+		"an mxjob-port of another container is not the mxnet container's": {
 			spec: v1beta1.MxJobSpec{ReplicaSpecs: []v1beta1.ReplicaSpec{func() v1beta1.ReplicaSpec {
 				rs := v1beta1.ReplicaSpec{Template: builders.PodTemplate("mxnet")}
-				rs.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "mxjob-port", ContainerPort: 1234}}
+				rs.Template.Spec.Containers = append(rs.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "x",
+					Ports: []corev1.ContainerPort{{Name: "mxjob-port", ContainerPort: 9000}}})
 				return rs
 			}()}},
 			want: v1beta1.MxJobSpec{JobMode: v1beta1.LocalMode, RunPolicy: runPolicy,
-				ReplicaSpecs: []v1beta1.ReplicaSpec{defaulted(v1beta1.ReplicaTypeWorker, 1, corev1.ContainerPort{Name: "mxjob-port", ContainerPort: 1234})}},
+				ReplicaSpecs: []v1beta1.ReplicaSpec{func() v1beta1.ReplicaSpec {
+					rs := defaulted(v1beta1.ReplicaTypeWorker, 1, mxnetPort)
+					rs.Template.Spec.Containers = append(rs.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "x",
+						Ports: []corev1.ContainerPort{{Name: "mxjob-port", ContainerPort: 9000}}})
+					return rs
+				}()}},
 		},
 		"no template: nothing to add a port to": {
 			spec: v1beta1.MxJobSpec{ReplicaSpecs: []v1beta1.ReplicaSpec{{}}},

@@ -3,7 +3,9 @@ package mxjob
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/randfill"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/internal/builders"
@@ -37,6 +39,11 @@ func generateJob(data []byte) *v1beta1.MxJob {
 		webhooktest.Pick[v1beta1.RestartPolicy]("", v1beta1.RestartPolicyNever, v1beta1.RestartPolicyExitCode, "Sometimes"),
 		webhooktest.Pick[v1beta1.CleanPodPolicy]("", v1beta1.CleanPodPolicyAll, v1beta1.CleanPodPolicyNone, "Some"),
 		webhooktest.Pick[v1beta1.SuccessPolicy]("", v1beta1.SuccessPolicyAllWorkers, "Any"),
+		// Ports named mxjob-port reach the rule that psRootPort agrees with the declared port.
+		func(p *corev1.ContainerPort, c randfill.Continue) {
+			p.Name = []string{v1beta1.DefaultPortName, "metrics", ""}[c.Intn(3)]
+			c.Fill(&p.ContainerPort)
+		},
 	)
 }
 

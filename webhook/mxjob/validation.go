@@ -32,7 +32,8 @@ var (
 // so a job is judged the same before and after defaulting.
 func ValidateCreate(job *v1beta1.MxJob) field.ErrorList {
 	errs := validateName(job)
-	return append(errs, validateSpec(&job.Spec)...)
+	errs = append(errs, validateSpec(&job.Spec)...)
+	return append(errs, validateDeclaredPorts(&job.Spec)...)
 }
 
 // ValidateUpdate returns every problem of an update: the new job must be valid, and its spec may
@@ -136,6 +137,33 @@ func validateReplicaSpec(p *field.Path, rs *v1beta1.ReplicaSpec, typ v1beta1.Rep
 		errs = append(errs, field.Required(cp, "a container named \"mxnet\" is required"))
 	}
 	return append(errs, fieldcheck.Containers(cp, rs.Template.Spec.Containers)...)
+}
+
+// validateDeclaredPorts rejects a psRootPort that differs from the mxjob-port its mxnet container
+// declares: the replica's Service and DMLC_PS_ROOT_PORT use psRootPort, so the process listening
+// on the declared port would never be reached. Only creates are checked: the spec cannot change
+// afterwards, and a job stored with both before this rule must stay suspendable and resumable.
+func validateDeclaredPorts(spec *v1beta1.MxJobSpec) field.ErrorList {
+	var errs field.ErrorList
+	for i, rs := range spec.ReplicaSpecs {
+		if rs.PsRootPort == nil || rs.Template == nil {
+			continue // an unset psRootPort defaults to the declared port
+		}
+		c, p := mxjobPort(rs.Template.Spec.Containers)
+		if p < 0 {
+			continue
+		}
+		declared := rs.Template.Spec.Containers[c].Ports[p].ContainerPort
+		if declared == *rs.PsRootPort {
+			continue
+		}
+		rp := replicasPath.Index(i)
+		portPath := rp.Child("template", "spec", "containers").Index(c).Child("ports").Index(p).Child("containerPort")
+		errs = append(errs, field.Invalid(rp.Child("psRootPort"), *rs.PsRootPort, fmt.Sprintf(
+			"differs from %s (%d), the %q port of container %q; remove psRootPort (it defaults to the declared port) or set it to %d",
+			portPath, declared, v1beta1.DefaultPortName, v1beta1.DefaultContainerName, declared)))
+	}
+	return errs
 }
 
 func validateRunPolicy(rp *v1beta1.RunPolicy) field.ErrorList {

@@ -31,6 +31,28 @@ func TestValidateCreate(t *testing.T) {
 		job  *v1beta1.MxJob
 		want []string
 	}{
+		// rule: psRootPort and the mxnet container's declared mxjob-port agree
+		"declared mxjob-port without psRootPort": {
+			job: builders.MxJob("train").Dist(1, 1).EditReplica(0, withMxjobPort(nil, 9000)).Obj(),
+		},
+		"psRootPort equal to the declared mxjob-port": {
+			job: builders.MxJob("train").Dist(1, 1).EditReplica(0, withMxjobPort(ptr.To[int32](9000), 9000)).Obj(),
+		},
+		"psRootPort differs from the scheduler's declared mxjob-port": {
+			job:  builders.MxJob("train").Dist(1, 1).EditReplica(0, withMxjobPort(ptr.To[int32](9091), 9000)).Obj(),
+			want: []string{"spec.replicaSpecs[0].psRootPort: " + invalid},
+		},
+		"psRootPort differs from a worker's declared mxjob-port": {
+			job:  builders.MxJob("train").Dist(1, 1).EditReplica(2, withMxjobPort(ptr.To[int32](9091), 9000)).Obj(),
+			want: []string{"spec.replicaSpecs[2].psRootPort: " + invalid},
+		},
+		"an mxjob-port of a sidecar is not the mxnet container's": {
+			job: builders.MxJob("train").Local().EditReplica(0, func(rs *v1beta1.ReplicaSpec) {
+				rs.PsRootPort = ptr.To[int32](9091)
+				rs.Template.Spec.Containers = append(rs.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "x",
+					Ports: []corev1.ContainerPort{{Name: "mxjob-port", ContainerPort: 9000}}})
+			}).Obj(),
+		},
 		"valid dist job": {
 			job: builders.MxJob("train").Dist(2, 3).Obj(),
 		},
@@ -258,6 +280,15 @@ func TestValidateCreate(t *testing.T) {
 	}
 }
 
+// withMxjobPort sets a replica's psRootPort and gives its mxnet container, after a port of another
+// name, a port named mxjob-port.
+func withMxjobPort(psRootPort *int32, declared int32) func(*v1beta1.ReplicaSpec) {
+	return func(rs *v1beta1.ReplicaSpec) {
+		rs.PsRootPort = psRootPort
+		rs.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8080}, {Name: "mxjob-port", ContainerPort: declared}}
+	}
+}
+
 func TestMessagesSayWhatToDo(t *testing.T) {
 	cases := map[string]struct {
 		job  *v1beta1.MxJob
@@ -272,6 +303,12 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		"local with scheduler": {
 			job:  builders.MxJob("train").Local().Replica(v1beta1.ReplicaTypeScheduler, 1).Obj(),
 			want: []string{"spec.replicaSpecs[1].mxReplicaType: Forbidden: local mode runs only a WORKER, not a SCHEDULER; remove this replica spec or set spec.jobMode to dist"},
+		},
+		"psRootPort and mxjob-port disagree: both paths named, psRootPort to change": {
+			job: builders.MxJob("train").Dist(1, 1).EditReplica(0, withMxjobPort(ptr.To[int32](9091), 9000)).Obj(),
+			want: []string{`spec.replicaSpecs[0].psRootPort: Invalid value: 9091: differs from ` +
+				`spec.replicaSpecs[0].template.spec.containers[0].ports[1].containerPort (9000), the "mxjob-port" port of container "mxnet"; ` +
+				`remove psRootPort (it defaults to the declared port) or set it to 9000`},
 		},
 		"name too long names the maximum": {
 			job:  builders.MxJob(strings.Repeat("a", 60)).Dist(1, 1).Obj(),
@@ -297,6 +334,7 @@ func TestValidateUpdate(t *testing.T) {
 		return j
 	}
 	cases := map[string]struct {
+		old  func(*v1beta1.MxJob)
 		edit func(*v1beta1.MxJob)
 		want []string
 	}{
@@ -331,6 +369,14 @@ func TestValidateUpdate(t *testing.T) {
 			},
 			want: []string{"spec.replicaSpecs[3].mxReplicaType: " + duplicate, "spec.replicaSpecs: " + forbidden},
 		},
+		// A job stored before psRootPort had to agree with mxjob-port stays suspendable.
+		"suspending a stored job whose psRootPort and mxjob-port disagree": {
+			old: func(j *v1beta1.MxJob) { withMxjobPort(ptr.To[int32](9091), 9000)(&j.Spec.ReplicaSpecs[0]) },
+			edit: func(j *v1beta1.MxJob) {
+				withMxjobPort(ptr.To[int32](9091), 9000)(&j.Spec.ReplicaSpecs[0])
+				j.Spec.RunPolicy.Suspend = ptr.To(true)
+			},
+		},
 		"a job being deleted may change anything": {
 			edit: func(j *v1beta1.MxJob) {
 				j.DeletionTimestamp = &metav1.Time{}
@@ -341,6 +387,9 @@ func TestValidateUpdate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			old, job := base(), base()
+			if tc.old != nil {
+				tc.old(old)
+			}
 			tc.edit(job)
 			got := webhooktest.Keys(ValidateUpdate(old, job))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
