@@ -73,7 +73,7 @@ func TestSpecTransform(t *testing.T) {
 			wantErr: "the pod spec is a Deployment; init spec takes a Pod (use init -f for a Transform)",
 		},
 		"a typo is refused": {
-			pod:     "kind: Pod\nspec: {contianers: []}\n", name: "x",
+			pod: "kind: Pod\nspec: {contianers: []}\n", name: "x",
 			wantErr: `the pod spec is not a Pod manifest: error unmarshaling JSON: while decoding JSON: json: unknown field "contianers"`,
 		},
 		"a bad wait_timeout": {
