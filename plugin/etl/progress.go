@@ -83,9 +83,10 @@ func (p *Progress) Update(st v1alpha1.TransformRunStatus) {
 	fmt.Fprintln(p.w, line)
 }
 
-// Done ends the drawing, so what follows starts on a line of its own.
+// Done ends the drawing, so what follows starts on a line of its own; a second call does nothing.
 func (p *Progress) Done() {
 	if p.tty && p.last != "" {
 		fmt.Fprintln(p.w)
 	}
+	p.last = ""
 }

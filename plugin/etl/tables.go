@@ -7,9 +7,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
 // Tables are built client-side as metav1.Tables, as kubectl's server-side tables are, so that one
@@ -22,14 +23,6 @@ func column(name string, priority int32) metav1.TableColumnDefinition {
 
 func row(obj runtime.Object, cells ...any) metav1.TableRow {
 	return metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: obj}}
-}
-
-// age spells how long ago t was, as kubectl's AGE column does.
-func age(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
 }
 
 // form names how a Transform describes its transformer.
@@ -61,22 +54,23 @@ func stage(t *v1alpha1.Transform) string {
 	return string(t.Status.Stage)
 }
 
-// TransformTable is the table of `show` and `list`: one Transform per row with its stage and the
-// data path's counters summed over its nodes.
-func TransformTable(ts []v1alpha1.Transform, now time.Time) *metav1.Table {
-	tbl := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
-		column("Name", 0), column("Communication", 0), column("Stage", 0), column("Nodes", 0),
+// transforms is how `show` lists Transforms: one per row with its stage and the data path's
+// counters summed over its nodes.
+var transforms = cli.Resource[*v1alpha1.Transform]{
+	Plural:  "transforms",
+	New:     func() *v1alpha1.Transform { return &v1alpha1.Transform{} },
+	NewList: func() client.ObjectList { return &v1alpha1.TransformList{} },
+	Columns: []metav1.TableColumnDefinition{
+		cli.NameColumn, column("Communication", 0), column("Stage", 0), column("Nodes", 0),
 		column("Objects", 0), column("Bytes In", 0), column("Bytes Out", 0), column("Errors", 0),
-		column("Age", 0), column("Form", 1), column("Argument", 1), column("Reason", 1),
-	}}
-	for i := range ts {
-		t := &ts[i]
+		cli.AgeColumn, column("Form", 1), column("Argument", 1), column("Reason", 1),
+	},
+	Row: func(t *v1alpha1.Transform, now time.Time) []any {
 		c := t.Status.Totals
-		tbl.Rows = append(tbl.Rows, row(t, t.Name, string(t.Spec.Communication), stage(t), t.Status.NodesReady,
-			c.Objects, Bytes(c.BytesIn), Bytes(c.BytesOut), c.Errors, age(t.CreationTimestamp, now),
-			form(&t.Spec), argument(t.Spec.Argument), t.Status.Reason))
-	}
-	return tbl
+		return []any{t.Name, string(t.Spec.Communication), stage(t), t.Status.NodesReady,
+			c.Objects, Bytes(c.BytesIn), Bytes(c.BytesOut), c.Errors, cli.Age(t.CreationTimestamp, now),
+			form(&t.Spec), argument(t.Spec.Argument), t.Status.Reason}
+	},
 }
 
 // NodeTable is the table of `details`: one row per node of the Transform.
@@ -104,7 +98,7 @@ func ErrorTable(owner runtime.Object, errs []v1alpha1.ObjectError, now time.Time
 		if e.StatusCode != 0 {
 			code = strconv.Itoa(int(e.StatusCode))
 		}
-		tbl.Rows = append(tbl.Rows, row(owner, e.Node, e.Object, code, age(e.Time, now), e.Message))
+		tbl.Rows = append(tbl.Rows, row(owner, e.Node, e.Object, code, cli.Age(e.Time, now), e.Message))
 	}
 	return tbl
 }

@@ -1,0 +1,97 @@
+package etl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+
+	"github.com/mlkube/mlkube/api/wire"
+)
+
+// Where the data path agents run, as manifests/agent deploys them.
+const (
+	agentNamespace = "mlkube-datapath"
+	agentSelector  = "app.kubernetes.io/name=mlkube,app.kubernetes.io/component=node-agent"
+	agentPort      = "8080"
+)
+
+// tokenRequester issues tokens with the TokenRequest API, as `kubectl create token SA
+// --audience mlkube-datapath` does.
+type tokenRequester struct{ cs kubernetes.Interface }
+
+func (r tokenRequester) Token(ctx context.Context, namespace, serviceAccount string) (string, error) {
+	tok, err := r.cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount,
+		&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{Audiences: []string{wire.Audience}}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("a data path token for ServiceAccount %s:%s: %w (pass --service-account to use another)", namespace, serviceAccount, err)
+	}
+	return tok.Status.Token, nil
+}
+
+// portForwarder reaches an agent as `kubectl -n mlkube-datapath port-forward pod/<agent> 8080`
+// does, on a free local port.
+type portForwarder struct {
+	cs  kubernetes.Interface
+	cfg *rest.Config
+}
+
+func (f portForwarder) Forward(ctx context.Context, node string) (string, func(), error) {
+	pod, err := f.agentPod(ctx, node)
+	if err != nil {
+		return "", nil, err
+	}
+	transport, upgrader, err := spdy.RoundTripperFor(f.cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	u := f.cs.CoreV1().RESTClient().Post().Namespace(agentNamespace).Resource("pods").Name(pod).SubResource("portforward").URL()
+	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	stopCh, ready := make(chan struct{}), make(chan struct{})
+	var errOut bytes.Buffer
+	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + agentPort}, stopCh, ready, io.Discard, &errOut)
+	if err != nil {
+		return "", nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- pf.ForwardPorts() }()
+	stop := func() { close(stopCh); <-done }
+	select {
+	case <-ready:
+	case err := <-done:
+		return "", nil, fmt.Errorf("port-forward to the data path agent %s/%s: %w %s", agentNamespace, pod, err, errOut.String())
+	case <-ctx.Done():
+		stop()
+		return "", nil, ctx.Err()
+	}
+	ports, err := pf.GetPorts()
+	if err != nil || len(ports) != 1 {
+		stop()
+		return "", nil, fmt.Errorf("port-forward to %s/%s: ports %v: %w", agentNamespace, pod, ports, err)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", ports[0].Local), stop, nil
+}
+
+// agentPod is the running agent pod of node.
+func (f portForwarder) agentPod(ctx context.Context, node string) (string, error) {
+	pods, err := f.cs.CoreV1().Pods(agentNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: agentSelector, FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return "", fmt.Errorf("finding the data path agent of node %s: %w", node, err)
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning {
+			return p.Name, nil
+		}
+	}
+	return "", fmt.Errorf("no running data path agent on node %s in namespace %s; is mlkube deployed there?", node, agentNamespace)
+}

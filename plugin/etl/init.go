@@ -1,0 +1,268 @@
+package etl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+)
+
+// initOptions create the Transforms one of init's forms builds.
+type initOptions struct {
+	env    *cli.Env
+	cmd    *cobra.Command
+	print  *cli.PrintFlags
+	dryRun string
+	// build makes the Transforms, in the namespace given, once the flags are parsed.
+	build func(namespace string, c Common) ([]*v1alpha1.Transform, error)
+
+	comm, arg                  string
+	initTimeout, objectTimeout time.Duration
+	namespace                  string
+	transforms                 []*v1alpha1.Transform
+}
+
+// common reads the flags shared by every form; only those given override the file's values.
+func (o *initOptions) common(fs *pflag.FlagSet) Common {
+	var c Common
+	if fs.Changed("comm-type") {
+		c.Communication = &o.comm
+	}
+	if fs.Changed("arg-type") {
+		c.Argument = &o.arg
+	}
+	if fs.Changed("init-timeout") {
+		c.InitTimeout = &o.initTimeout
+	}
+	if fs.Changed("object-timeout") {
+		c.ObjectTimeout = &o.objectTimeout
+	}
+	return c
+}
+
+func (o *initOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.cmd = cmd
+	ns, _, err := o.env.Clients.Namespace()
+	if err != nil {
+		return err
+	}
+	o.transforms, err = o.build(ns, o.common(cmd.Flags()))
+	return err
+}
+
+func (o *initOptions) Validate() error {
+	switch o.dryRun {
+	case "none", "client", "server":
+	default:
+		return cli.UsageError(o.cmd, "--dry-run must be none, client or server, not %q", o.dryRun)
+	}
+	if o.print.Output() == "" {
+		return nil
+	}
+	return o.print.Validate()
+}
+
+func (o *initOptions) Run(ctx context.Context) error {
+	var c client.Client
+	if o.dryRun != "client" {
+		var err error
+		if c, err = o.env.Clients.Client(); err != nil {
+			return err
+		}
+	}
+	for _, t := range o.transforms {
+		if c != nil {
+			var opts []client.CreateOption
+			if o.dryRun == "server" {
+				opts = append(opts, client.DryRunAll)
+			}
+			if err := c.Create(ctx, t, opts...); err != nil {
+				return fmt.Errorf("creating Transform %s: %w", t.Name, err)
+			}
+		}
+		if err := o.report(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// report prints the Transform with -o, else what was done, as kubectl create does.
+func (o *initOptions) report(t *v1alpha1.Transform) error {
+	if o.print.Output() != "" {
+		p, err := o.print.ObjectPrinter(o.env.Scheme)
+		if err != nil {
+			return err
+		}
+		return cli.PrintObject(p, t, o.env.Scheme, o.env.Out)
+	}
+	suffix := ""
+	if o.dryRun != "none" {
+		suffix = " (" + o.dryRun + " dry run)"
+	}
+	fmt.Fprintf(o.env.Out, "transform.etl.mlkube.io/%s created%s\n", t.Name, suffix)
+	return nil
+}
+
+// addFlags binds the flags every form takes.
+func (o *initOptions) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.comm, "comm-type", string(v1alpha1.DefaultCommunication), "How the agent hands objects to the transformer: hpush, hpull, io or ws.")
+	fs.StringVar(&o.arg, "arg-type", "", `What the transformer receives per object: "" (the bytes), fqn (a path on the node) or url.`)
+	fs.DurationVar(&o.initTimeout, "init-timeout", v1alpha1.DefaultInitTimeout, "How long a transformer may take to become ready.")
+	fs.DurationVar(&o.objectTimeout, "object-timeout", v1alpha1.DefaultObjectTimeout, "How long the transformation of one object may take.")
+	fs.StringVar(&o.dryRun, "dry-run", "none", "none, client (print the Transform without sending it) or server (the webhook checks and defaults it, nothing is stored).")
+	o.print.AddFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("comm-type", cobra.FixedCompletions([]string{"hpush", "hpull", "io", "ws"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("arg-type", cobra.FixedCompletions([]string{"fqn", "url"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{"none", "client", "server"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func newInitOptions(env *cli.Env) *initOptions {
+	return &initOptions{env: env, print: cli.NewPrintFlags(false)}
+}
+
+func newInitCommand(env *cli.Env) *cobra.Command {
+	o := newInitOptions(env)
+	var file string
+	o.build = func(ns string, c Common) ([]*v1alpha1.Transform, error) {
+		if file == "" {
+			return nil, cli.UsageError(o.cmd, "pass -f with Transforms, or use init spec or init code")
+		}
+		r, closeFile, err := open(file, env.In)
+		if err != nil {
+			return nil, err
+		}
+		defer closeFile()
+		return FileTransforms(r, ns, c)
+	}
+	cmd := &cobra.Command{
+		Use:   "init -f FILE | init spec | init code",
+		Short: "Create Transforms from a file, a pod spec or code",
+		Long: `Create Transforms: from a file of Transforms (-f, several documents allowed), from a pod spec
+(init spec), or from source code run by one of mlkube's runtimes (init code). The flags below
+override what a file says.`,
+		Example: `  # Transforms from a file, fed over WebSocket whatever the file says
+  kubectl etl init -f transforms.yaml --comm-type ws
+
+  # From stdin, showing what the admission webhook makes of it without storing it
+  cat md5.yaml | kubectl etl init -f - --dry-run=server -o yaml`,
+		Args: cli.ExactArgs(),
+		RunE: cli.RunE(o),
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", `File of Transforms (YAML or JSON, several documents), or "-" for stdin.`)
+	o.addFlags(cmd)
+	cmd.AddCommand(newInitSpecCommand(env), newInitCodeCommand(env))
+	return cmd
+}
+
+func newInitSpecCommand(env *cli.Env) *cobra.Command {
+	o := newInitOptions(env)
+	var file, name string
+	o.build = func(ns string, c Common) ([]*v1alpha1.Transform, error) {
+		pod, err := readFile(file, env.In)
+		if err != nil {
+			return nil, err
+		}
+		t, err := SpecTransform(pod, name, ns, c)
+		return []*v1alpha1.Transform{t}, err
+	}
+	cmd := &cobra.Command{
+		Use:   "spec -f POD.yaml [--name NAME]",
+		Short: "Create a Transform from a Pod manifest of the transformer (AIStore's ETL pod specs work as they are)",
+		Long: `Create a Transform of the podTemplate form from a Pod manifest: one container with a port
+named "default". The communication_type and wait_timeout annotations of AIStore's ETL specs are
+honoured; the flags win over them.`,
+		Example: `  # A Transform md5 from an AIStore ETL pod spec
+  kubectl etl init spec -f md5_pod.yaml --name md5
+
+  # Over hpull, with ten seconds to become ready
+  kubectl etl init spec -f echo.yaml --name echo --comm-type hpull --init-timeout 10s`,
+		Args: cli.ExactArgs(),
+		RunE: cli.RunE(o),
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", `The Pod manifest, or "-" for stdin.`)
+	cmd.Flags().StringVar(&name, "name", "", "Name of the Transform; defaults to the pod's.")
+	_ = cmd.MarkFlagRequired("filename")
+	o.addFlags(cmd)
+	return cmd
+}
+
+func newInitCodeCommand(env *cli.Env) *cobra.Command {
+	o := newInitOptions(env)
+	var name, source, deps string
+	code := Code{}
+	o.build = func(ns string, c Common) ([]*v1alpha1.Transform, error) {
+		src, err := readFile(source, env.In)
+		if err != nil {
+			return nil, err
+		}
+		code.Source = string(src)
+		if deps != "" {
+			d, err := readFile(deps, env.In)
+			if err != nil {
+				return nil, err
+			}
+			code.Dependencies = string(d)
+		}
+		t, err := CodeTransform(code, name, ns, c)
+		return []*v1alpha1.Transform{t}, err
+	}
+	cmd := &cobra.Command{
+		Use:   "code --name NAME --runtime RUNTIME --from-file FILE",
+		Short: "Create a Transform from source code, run by one of mlkube's runtime images",
+		Long: fmt.Sprintf(`Create a Transform of the code form: the source defines a function (transform by default)
+called with each object's bytes, whose return value is the result. Runtimes: %v.`, v1alpha1.CodeRuntimes),
+		Example: `  # upper.py defines transform(data: bytes) -> bytes
+  kubectl etl init code --name upper --runtime python3.11 --from-file upper.py
+
+  # With pip requirements, another function name, and objects in 1 MiB chunks
+  kubectl etl init code --name resize --runtime python3.11 --from-file resize.py \
+    --deps-file requirements.txt --function resize --chunk-size 1048576`,
+		Args: cli.ExactArgs(),
+		RunE: cli.RunE(o),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&name, "name", "", "Name of the Transform.")
+	fs.StringVar(&code.Runtime, "runtime", "", fmt.Sprintf("Runtime image the code runs in: one of %v.", v1alpha1.CodeRuntimes))
+	fs.StringVar(&source, "from-file", "", `The source file, or "-" for stdin.`)
+	fs.StringVar(&deps, "deps-file", "", "A requirements file installed before the code runs.")
+	fs.StringVar(&code.Function, "function", "", fmt.Sprintf("The function called per object (default %q).", v1alpha1.DefaultFunction))
+	fs.Int64Var(&code.ChunkSize, "chunk-size", 0, "Stream objects in chunks of this many bytes; 0 passes whole objects.")
+	for _, f := range []string{"name", "runtime", "from-file"} {
+		_ = cmd.MarkFlagRequired(f)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("runtime", cobra.FixedCompletions(v1alpha1.CodeRuntimes, cobra.ShellCompDirectiveNoFileComp))
+	o.addFlags(cmd)
+	return cmd
+}
+
+// open opens name, or stdin for "-".
+func open(name string, stdin io.Reader) (io.Reader, func(), error) {
+	if name == "-" {
+		return stdin, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// readFile reads name, or stdin for "-".
+func readFile(name string, stdin io.Reader) ([]byte, error) {
+	r, closeFile, err := open(name, stdin)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFile()
+	return io.ReadAll(r)
+}

@@ -1,0 +1,128 @@
+package etl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+)
+
+// namedOptions are the names a command acts on, or --all of the namespace.
+type namedOptions struct {
+	env   *cli.Env
+	cmd   *cobra.Command
+	all   bool
+	names []string
+	// act is done to each Transform.
+	act func(context.Context, client.Client, *v1alpha1.Transform) error
+}
+
+func (o *namedOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.cmd, o.names = cmd, args
+	return nil
+}
+
+func (o *namedOptions) Validate() error {
+	switch {
+	case o.all && len(o.names) > 0:
+		return cli.UsageError(o.cmd, "name Transforms or pass --all, not both")
+	case !o.all && len(o.names) == 0:
+		return cli.UsageError(o.cmd, "name at least one Transform, or pass --all")
+	}
+	return nil
+}
+
+// Run acts on every Transform named, or all of the namespace, going on past failures so that one
+// missing name does not leave the others undone; the failures are joined.
+func (o *namedOptions) Run(ctx context.Context) error {
+	c, err := o.env.Clients.Client()
+	if err != nil {
+		return err
+	}
+	ns, _, err := o.env.Clients.Namespace()
+	if err != nil {
+		return err
+	}
+	var targets []*v1alpha1.Transform
+	if o.all {
+		var list v1alpha1.TransformList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			targets = append(targets, &list.Items[i])
+		}
+		if len(targets) == 0 {
+			fmt.Fprintf(o.env.ErrOut, "No transforms found in namespace %s.\n", ns)
+		}
+	} else {
+		for _, name := range o.names {
+			t := &v1alpha1.Transform{}
+			t.Name, t.Namespace = name, ns
+			targets = append(targets, t)
+		}
+	}
+	var errs []error
+	for _, t := range targets {
+		errs = append(errs, o.act(ctx, c, t))
+	}
+	return errors.Join(errs...)
+}
+
+func newNamedCommand(env *cli.Env, cmd *cobra.Command, act func(context.Context, client.Client, *v1alpha1.Transform) error) *cobra.Command {
+	o := &namedOptions{env: env, act: act}
+	cmd.ValidArgsFunction = completeTransforms(env)
+	cmd.RunE = cli.RunE(o)
+	cmd.Flags().BoolVar(&o.all, "all", false, "Act on every Transform of the namespace.")
+	return cmd
+}
+
+// newStopCommand is stop (stopped true) or start: both set spec.stopped, which the controller
+// answers by deleting the transformer pods, or creating them again; the Transform stays.
+func newStopCommand(env *cli.Env, stopped bool) *cobra.Command {
+	verb, did, example := "start", "started", `  # Run md5's transformers again
+  kubectl etl start md5`
+	short := "Start stopped Transforms again (spec.stopped=false)"
+	if stopped {
+		verb, did, example = "stop", "stopped", `  # Delete md5's transformer pods but keep the Transform
+  kubectl etl stop md5
+
+  # Stop every Transform of the namespace
+  kubectl etl stop --all`
+		short = "Stop Transforms: delete their transformer pods, keep the Transforms (spec.stopped=true)"
+	}
+	cmd := &cobra.Command{Use: verb + " NAME...|--all", Short: short, Example: example}
+	return newNamedCommand(env, cmd, func(ctx context.Context, c client.Client, t *v1alpha1.Transform) error {
+		patch := fmt.Appendf(nil, `{"spec":{"stopped":%t}}`, stopped)
+		if err := c.Patch(ctx, t, client.RawPatch(client.Merge.Type(), patch)); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Out, "transform.etl.mlkube.io/%s %s\n", t.Name, did)
+		return nil
+	})
+}
+
+func newRmCommand(env *cli.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "rm NAME...|--all",
+		Aliases: []string{"delete"},
+		Short:   "Delete Transforms and their transformer pods",
+		Example: `  # Delete md5
+  kubectl etl rm md5
+
+  # Delete every Transform of the namespace
+  kubectl etl rm --all -n team-a`,
+	}
+	return newNamedCommand(env, cmd, func(ctx context.Context, c client.Client, t *v1alpha1.Transform) error {
+		if err := c.Delete(ctx, t); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Out, "transform.etl.mlkube.io %q deleted\n", t.Name)
+		return nil
+	})
+}
