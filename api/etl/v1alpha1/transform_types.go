@@ -69,31 +69,37 @@ const (
 
 // RuntimeSpec describes a transformer by its image and command; the controller builds the pod.
 type RuntimeSpec struct {
-	// Image of the transformer container.
+	// image is the transformer container's image.
 	Image string `json:"image"`
+	// command replaces the image's entrypoint. With communication io, command and args are run
+	// once per object, reading the object on stdin and writing the result to stdout.
 	// +optional
 	Command []string `json:"command,omitempty"`
+	// args are the arguments of the command, or of the image's entrypoint.
 	// +optional
 	Args []string `json:"args,omitempty"`
+	// env is added to the transformer container's environment, as spec.env is.
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
+	// resources are the transformer container's CPU and memory requests and limits.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // CodeSpec describes a transformer by its source code, run by one of mlkube's runtime images.
 type CodeSpec struct {
-	// Runtime names the runtime image, e.g. python3.11.
+	// runtime names the runtime image that runs the code: python3.11.
 	Runtime string `json:"runtime"`
-	// Source is the code; it must define the function named by Function.
+	// source is the code; it must define the function named by function.
 	Source string `json:"source"`
-	// Dependencies is a requirements text installed before the code runs.
+	// dependencies is a pip requirements text, installed before the code runs.
 	// +optional
 	Dependencies string `json:"dependencies,omitempty"`
-	// Function is the name of the function called per object. Defaults to "transform".
+	// function is the name of the function called per object. Defaults to transform.
 	// +optional
 	Function string `json:"function,omitempty"`
-	// ChunkSize streams objects in chunks of this many bytes; 0 passes whole objects.
+	// chunkSize streams each object to the function in chunks of this many bytes; 0 (the
+	// default) passes whole objects.
 	// +optional
 	ChunkSize int64 `json:"chunkSize,omitempty"`
 }
@@ -101,38 +107,51 @@ type CodeSpec struct {
 // TransformSpec is the desired state of a Transform. Exactly one of Runtime, PodTemplate and Code
 // describes the transformer.
 type TransformSpec struct {
+	// runtime describes the transformer by an image and its command; the controller builds the
+	// pod. One of runtime, podTemplate and code.
 	// +optional
 	Runtime *RuntimeSpec `json:"runtime,omitempty"`
-	// PodTemplate is a full pod template with exactly one container and a port named "default".
+	// podTemplate describes the transformer by a full pod template, with exactly one container
+	// and a port named default. One of runtime, podTemplate and code.
 	// +optional
 	PodTemplate *corev1.PodTemplateSpec `json:"podTemplate,omitempty"`
+	// code describes the transformer by its source code, run by one of mlkube's runtime
+	// images. One of runtime, podTemplate and code.
 	// +optional
 	Code *CodeSpec `json:"code,omitempty"`
 
-	// Communication is hpush, hpull, io or ws. Defaults to hpush.
+	// communication is how the node agent hands objects to the transformer: hpush (the agent
+	// PUTs the object and reads the result from the reply), hpull (the transformer fetches the
+	// object from the agent), io (a command reading stdin and writing stdout, run per object) or
+	// ws (objects stream over WebSocket connections). Defaults to hpush.
 	// +optional
 	Communication Communication `json:"communication,omitempty"`
-	// Argument is "" (the object's bytes), fqn or url.
+	// argument is what the transformer receives for each object: "" (the default) its bytes,
+	// fqn its path on the node, or url a URL to fetch it from.
 	// +optional
 	Argument Argument `json:"argument,omitempty"`
-	// InitTimeout bounds how long a transformer may take to become ready. Defaults to 45s.
+	// initTimeout bounds how long a transformer may take to become ready, at most 30m.
+	// Defaults to 45s.
 	// +optional
 	InitTimeout *metav1.Duration `json:"initTimeout,omitempty"`
-	// ObjectTimeout bounds the transformation of one object. Defaults to 10s.
+	// objectTimeout bounds the transformation of one object, at most 1h. Defaults to 10s.
 	// +optional
 	ObjectTimeout *metav1.Duration `json:"objectTimeout,omitempty"`
-	// Env is added to the transformer container.
+	// env is added to the transformer container's environment.
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
-	// NodeSelector picks the nodes that run a transformer; default every node with a data path agent.
+	// nodeSelector picks the nodes that run a transformer; by default every node with a data
+	// path agent.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// tolerations let transformer pods run on tainted nodes.
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
-	// Stopped deletes the transformer pods but keeps the Transform; false starts them again.
+	// stopped deletes the transformer pods but keeps the Transform; false starts them again.
 	// +optional
 	Stopped bool `json:"stopped,omitempty"`
-	// FailurePolicy is Abort or Restart. Defaults to Abort.
+	// failurePolicy says what a failed transformer pod does: Abort aborts the whole Transform,
+	// Restart replaces the pod, with backoff. Defaults to Abort.
 	// +optional
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
 }
@@ -149,25 +168,36 @@ const (
 
 // Counters are the data path's per-object counters.
 type Counters struct {
-	Objects  int64 `json:"objects,omitempty"`
-	BytesIn  int64 `json:"bytesIn,omitempty"`
+	// objects is the number of objects transformed.
+	Objects int64 `json:"objects,omitempty"`
+	// bytesIn is the number of bytes handed to the transformer.
+	BytesIn int64 `json:"bytesIn,omitempty"`
+	// bytesOut is the number of bytes the transformer returned.
 	BytesOut int64 `json:"bytesOut,omitempty"`
-	Errors   int64 `json:"errors,omitempty"`
+	// errors is the number of objects whose transformation failed.
+	Errors int64 `json:"errors,omitempty"`
 }
 
 // NodeStatus is the state of the transformer on one node.
 type NodeStatus struct {
+	// node is the node's name.
 	Node string `json:"node"`
+	// pod is the name of the node's transformer pod.
 	// +optional
 	Pod string `json:"pod,omitempty"`
+	// ip is the transformer pod's IP address.
 	// +optional
 	IP string `json:"ip,omitempty"`
+	// port is the transformer's port, where the node agent reaches it.
 	// +optional
 	Port int32 `json:"port,omitempty"`
+	// ready says whether the transformer is ready to take objects.
 	// +optional
 	Ready bool `json:"ready,omitempty"`
+	// restarts counts the times the node's transformer pod was replaced (failurePolicy Restart).
 	// +optional
 	Restarts int32 `json:"restarts,omitempty"`
+	// Counters are the node's data path counters.
 	// +optional
 	Counters `json:",inline"`
 }
@@ -176,13 +206,18 @@ type NodeStatus struct {
 // Message are cut to MaxObjectErrorText bytes by whoever records them (Truncated), so that status
 // with MaxObjectErrors of them stays far below etcd's object size limit.
 type ObjectError struct {
+	// object is the failed object's name, cut to 1024 bytes.
 	// +kubebuilder:validation:MaxLength=1024
 	Object string `json:"object"`
+	// message says why it failed, cut to 1024 bytes.
 	// +kubebuilder:validation:MaxLength=1024
-	Message    string      `json:"message"`
-	StatusCode int32       `json:"statusCode,omitempty"`
-	Node       string      `json:"node,omitempty"`
-	Time       metav1.Time `json:"time,omitempty"`
+	Message string `json:"message"`
+	// statusCode is the HTTP status of the failure, e.g. 504 for a timeout.
+	StatusCode int32 `json:"statusCode,omitempty"`
+	// node is the node whose agent saw the failure.
+	Node string `json:"node,omitempty"`
+	// time is when the object failed.
+	Time metav1.Time `json:"time,omitempty"`
 }
 
 // MaxObjectErrors is how many recent per-object errors status keeps.
@@ -213,30 +248,33 @@ func truncate(s string, max int) string {
 
 // TransformStatus is the observed state of a Transform.
 type TransformStatus struct {
+	// stage is the Transform's life-cycle stage: Initializing, Running, Aborted or Stopped.
 	// +optional
 	Stage Stage `json:"stage,omitempty"`
+	// reason says why the Transform is in its stage, e.g. which transformer failed.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// conditions are the Transform's conditions, at most one of each type.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// NodesReady is "<ready>/<total>", for display.
+	// nodesReady is "<ready>/<total>" transformers, for kubectl get.
 	// +optional
 	NodesReady string `json:"nodesReady,omitempty"`
-	// Nodes holds one entry per eligible node.
+	// nodes holds the transformer of each eligible node.
 	// +optional
 	// +listType=map
 	// +listMapKey=node
 	Nodes []NodeStatus `json:"nodes,omitempty"`
-	// Totals sums the counters of every node.
+	// totals sums the counters of every node.
 	// +optional
 	Totals Counters `json:"totals,omitempty"`
-	// Errors holds the most recent per-object errors, at most MaxObjectErrors.
+	// errors holds the most recent per-object errors, at most 128.
 	// +optional
 	// +kubebuilder:validation:MaxItems=128
 	Errors []ObjectError `json:"errors,omitempty"`
-	// ObservedGeneration is the generation the status was computed from.
+	// observedGeneration is the metadata.generation the status was computed from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
@@ -254,7 +292,9 @@ type Transform struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   TransformSpec   `json:"spec,omitempty"`
+	// spec is the Transform's desired state: the transformer and how objects reach it.
+	Spec TransformSpec `json:"spec,omitempty"`
+	// status is the Transform's observed state, written by the controller.
 	Status TransformStatus `json:"status,omitempty"`
 }
 
@@ -264,7 +304,8 @@ type Transform struct {
 type TransformList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []Transform `json:"items"`
+	// items are the Transforms.
+	Items []Transform `json:"items"`
 }
 
 // NodeHashLength is the length of the node hash in a transformer pod's name, <name>-<node hash>.

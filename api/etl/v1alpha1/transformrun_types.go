@@ -21,7 +21,10 @@ type TransformRun struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   TransformRunSpec   `json:"spec,omitempty"`
+	// spec says what to transform, where to, and how; only spec.suspend may change once the run
+	// started.
+	Spec TransformRunSpec `json:"spec,omitempty"`
+	// status is what the run did so far, written by the controller.
 	Status TransformRunStatus `json:"status,omitempty"`
 }
 
@@ -31,7 +34,8 @@ type TransformRun struct {
 type TransformRunList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []TransformRun `json:"items"`
+	// items are the TransformRuns.
+	Items []TransformRun `json:"items"`
 }
 
 // Bounds of a TransformRun's spec, enforced by the webhook and the CRD.
@@ -52,41 +56,44 @@ const (
 // TransformRunSpec says what to transform, where to, and how. Once the run started, only
 // Suspend may change.
 type TransformRunSpec struct {
-	// Transform names a Transform of the run's namespace, or a pipeline of them, "a>>b".
+	// transform names a Transform of the run's namespace, or a pipeline of up to 8 of them,
+	// "a>>b".
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Transform string `json:"transform"`
-	// Args reach the transformer with every object.
+	// args reach the transformer with every object, at most 4 KiB.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Args string `json:"args,omitempty"`
-	// Source is what to transform, in the namespace's data on each node.
+	// source is what to transform, in the namespace's data on each node: exactly one of prefix,
+	// objects and template.
 	Source RunSource `json:"source"`
-	// Destination is where results go, in the namespace's data on each node.
+	// destination is where results go, in the namespace's data on each node.
 	Destination RunDestination `json:"destination"`
-	// WorkersPerNode is how many objects each node transforms at once (default 4).
+	// workersPerNode is how many objects each node transforms at once, 1 to 64. Defaults to 4.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=64
 	WorkersPerNode *int32 `json:"workersPerNode,omitempty"`
-	// NodeSelector chooses the nodes; by default every node whose agent and transformer are
+	// nodeSelector chooses the nodes; by default every node whose agent and transformer are
 	// ready.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// DryRun counts and lists what would be written, and writes nothing.
+	// dryRun counts and lists what would be written, and writes nothing.
 	// +optional
 	DryRun bool `json:"dryRun,omitempty"`
-	// ContinueOnError goes on after a failed object; without it the first failure fails the run.
+	// continueOnError goes on after a failed object; without it the first failure fails the run.
 	// +optional
 	ContinueOnError bool `json:"continueOnError,omitempty"`
-	// Overwrite replaces destination objects that exist; by default such an object fails.
+	// overwrite replaces destination objects that exist; by default such an object fails.
 	// +optional
 	Overwrite bool `json:"overwrite,omitempty"`
-	// Suspend stops the workers after their current object; false again resumes the run where
-	// it stopped. The only field that may change once the run started.
+	// suspend stops the workers after their current object; false again resumes the run where
+	// it stopped. It is the only field that may change once the run started.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
-	// TTLSecondsAfterFinished deletes the run that long after it finished.
+	// ttlSecondsAfterFinished deletes the run this many seconds after it finished, at most 30
+	// days (2592000); unset keeps it.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2592000
@@ -95,22 +102,22 @@ type TransformRunSpec struct {
 
 // RunSource is exactly one of a prefix, a list of objects or a template.
 type RunSource struct {
-	// Prefix is a directory of the namespace's data whose objects, at any depth, are transformed.
+	// prefix is a directory of the namespace's data whose objects, at any depth, are transformed.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Prefix string `json:"prefix,omitempty"`
-	// Objects names the objects to transform.
+	// objects names the objects to transform, at most 100000.
 	// +optional
 	// +kubebuilder:validation:MaxItems=100000
 	// +kubebuilder:validation:items:MaxLength=1024
 	Objects []string `json:"objects,omitempty"`
-	// Template names objects with brace ranges, "shard-{0000..0999}.tar" (zero padding is kept;
-	// several ranges multiply).
+	// template names objects with brace ranges, "shard-{0000..0999}.tar" (zero padding is kept;
+	// several ranges multiply), at most 100000 of them.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Template string `json:"template,omitempty"`
-	// Extension, when set, picks only objects ending in it; with the destination's
-	// ToExtension it is changed in the result's name: ".flac" to ".wav".
+	// extension, when set, picks only objects ending in it; with destination.toExtension it is
+	// changed in the result's name: ".flac" to ".wav".
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Extension string `json:"extension,omitempty"`
@@ -118,12 +125,12 @@ type RunSource struct {
 
 // RunDestination is where results are written.
 type RunDestination struct {
-	// Prefix is a directory of the namespace's data; each result goes to the object's name
+	// prefix is a directory of the namespace's data; each result goes to the object's name
 	// under it (for a prefix source, its name relative to the source's prefix).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Prefix string `json:"prefix"`
-	// ToExtension replaces the source's Extension in the result's name.
+	// toExtension replaces source.extension in the result's name.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	ToExtension string `json:"toExtension,omitempty"`
@@ -144,27 +151,35 @@ const (
 // RunCounts counts objects and bytes of a run: Planned is what the run found to transform;
 // Done, Failed and Skipped are what it did (Skipped: done by an earlier attempt, per the journal).
 type RunCounts struct {
+	// plannedObjects is the number of objects the run found to transform.
 	PlannedObjects int64 `json:"plannedObjects,omitempty"`
-	PlannedBytes   int64 `json:"plannedBytes,omitempty"`
-	DoneObjects    int64 `json:"doneObjects,omitempty"`
-	DoneBytes      int64 `json:"doneBytes,omitempty"`
-	FailedObjects  int64 `json:"failedObjects,omitempty"`
+	// plannedBytes is the total size of the objects the run found to transform.
+	PlannedBytes int64 `json:"plannedBytes,omitempty"`
+	// doneObjects is the number of objects transformed and written.
+	DoneObjects int64 `json:"doneObjects,omitempty"`
+	// doneBytes is the total size of the transformed objects, as read from the source.
+	DoneBytes int64 `json:"doneBytes,omitempty"`
+	// failedObjects is the number of objects whose transformation or write failed.
+	FailedObjects int64 `json:"failedObjects,omitempty"`
+	// skippedObjects is the number of objects an earlier attempt already did, per the journal.
 	SkippedObjects int64 `json:"skippedObjects,omitempty"`
 }
 
 // RunNodeStatus is one node's share of a run.
 type RunNodeStatus struct {
+	// node is the node's name.
 	Node string `json:"node"`
-	// Phase is the node's: Pending until its agent took the run, then Running, Succeeded,
-	// Failed or Suspended.
+	// phase is the node's share's: Pending until its agent took the run, then Running,
+	// Succeeded, Failed or Suspended.
 	// +optional
-	Phase     RunPhase `json:"phase,omitempty"`
+	Phase RunPhase `json:"phase,omitempty"`
+	// RunCounts are the node's counts.
 	RunCounts `json:",inline"`
-	// Message says why the node failed.
+	// message says why the node's share failed.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
-	// LastSeen is when its agent last answered about the run.
+	// lastSeen is when the node's agent last answered about the run.
 	// +optional
 	LastSeen *metav1.Time `json:"lastSeen,omitempty"`
 }
@@ -172,48 +187,56 @@ type RunNodeStatus struct {
 // TransformRunStatus is what the run did so far. The controller writes it at a bounded rate,
 // never per object.
 type TransformRunStatus struct {
+	// phase is where the run stands: Pending, Running, Succeeded, Failed or Suspended.
 	// +optional
 	Phase RunPhase `json:"phase,omitempty"`
-	// Conditions: Complete, Failed, Suspended, with reasons.
+	// conditions are the run's conditions: Complete, Failed and Suspended, with reasons.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// Totals sum the nodes' counts.
+	// totals sum the nodes' counts.
 	// +optional
 	Totals RunCounts `json:"totals,omitempty"`
-	// Nodes are the nodes' shares.
+	// nodes are the nodes' shares of the run.
 	// +optional
 	// +listType=map
 	// +listMapKey=node
 	// +kubebuilder:validation:MaxItems=5000
 	Nodes []RunNodeStatus `json:"nodes,omitempty"`
-	// Progress is "done/planned" objects, for kubectl get.
+	// progress is "done/planned" objects (done counting skipped ones), for kubectl get.
 	// +optional
 	Progress string `json:"progress,omitempty"`
-	// ObjectsPerSecond and BytesPerSecond are the recent rate; Rate spells them for kubectl get.
+	// objectsPerSecond is the recent rate in objects per second (over the whole run once it
+	// finished).
 	// +optional
 	ObjectsPerSecond int64 `json:"objectsPerSecond,omitempty"`
+	// bytesPerSecond is the recent rate in bytes per second (over the whole run once it
+	// finished).
 	// +optional
 	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
+	// rate spells objectsPerSecond and bytesPerSecond for kubectl get, "120 obj/s, 3.4 MB/s".
 	// +optional
 	Rate string `json:"rate,omitempty"`
-	// ETA is the estimated time left at the recent rate, e.g. "3m20s".
+	// eta is the estimated time left at the recent rate, e.g. "3m20s".
 	// +optional
 	ETA string `json:"eta,omitempty"`
+	// startTime is when the controller started the run.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the run succeeded or failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// Errors are the most recent failed objects, at most MaxRunErrors; the complete list is the
-	// error manifest in each node's destination.
+	// errors are the most recent failed objects, at most 128; the complete list is the error
+	// manifest in each node's destination.
 	// +optional
 	// +kubebuilder:validation:MaxItems=128
 	Errors []ObjectError `json:"errors,omitempty"`
-	// ErrorManifest is the name, under the destination prefix, of the JSON lines file each node
+	// errorManifest is the name, under the destination prefix, of the JSON lines file each node
 	// writes with every failed object when its share ends.
 	// +optional
 	ErrorManifest string `json:"errorManifest,omitempty"`
+	// observedGeneration is the metadata.generation the status was computed from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }

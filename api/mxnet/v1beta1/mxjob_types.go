@@ -87,70 +87,89 @@ const (
 
 // ReplicaSpec describes one type of replica.
 type ReplicaSpec struct {
-	// MxReplicaType is SCHEDULER, SERVER or WORKER. Defaults to WORKER.
+	// mxReplicaType is the role these replicas play: SCHEDULER, SERVER or WORKER. Each type
+	// appears at most once in a job. Defaults to WORKER.
 	// +optional
 	MxReplicaType ReplicaType `json:"mxReplicaType,omitempty"`
 
-	// Replicas is the number of pods of this type. Defaults to 1.
+	// replicas is the number of pods of this type, 1 to 1000; a SCHEDULER has exactly 1.
+	// Defaults to 1.
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// PsRootPort is the port the scheduler listens on. Defaults to 9091.
+	// psRootPort is the port these replicas listen on and their Services expose; the SCHEDULER's
+	// is DMLC_PS_ROOT_PORT, where every replica reaches the scheduler. Defaults to the port named
+	// mxjob-port of the template's mxnet container when it declares one, else 9091; when both are
+	// set they must be equal. An mxnet container that declares no mxjob-port is given one on
+	// psRootPort.
 	// +optional
 	PsRootPort *int32 `json:"psRootPort,omitempty"`
 
-	// RestartPolicy applies to the pods of this replica type. Defaults to Never.
+	// restartPolicy says what a failed pod of this type does. Never: the job fails. OnFailure
+	// and Always: the pod's own restart policy, and a pod that failed as a whole (evicted, node
+	// lost) is recreated. ExitCode: exit codes 1-127 fail the job, 128 and above (signals, OOM
+	// kills) recreate the pod. It replaces the template's restartPolicy. Defaults to Never.
 	// +optional
 	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`
 
-	// Template is the pod template of every replica of this type; it must hold a container
-	// named "mxnet".
+	// template is the pod template of every replica of this type. It must hold a container named
+	// mxnet; every container is given the DMLC_* and MX_CONFIG environment that wires the replicas
+	// together.
 	// +optional
 	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
 }
 
 // RunPolicy holds the policies that govern a job's lifetime.
 type RunPolicy struct {
-	// CleanPodPolicy says which pods to delete when the job finishes. Defaults to Running.
+	// cleanPodPolicy says which pods are deleted when the job finishes: None, Running (those still
+	// running) or All. Defaults to Running.
 	// +optional
 	CleanPodPolicy CleanPodPolicy `json:"cleanPodPolicy,omitempty"`
 
-	// BackoffLimit is the number of pod restarts allowed before the job fails; unset means no limit.
+	// backoffLimit is the number of restarts allowed before the job fails, counting recreated pods
+	// and in-place container restarts, at most 1000; unset means no limit.
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 
-	// ActiveDeadlineSeconds fails the job once it has run longer than this.
+	// activeDeadlineSeconds fails the job once it has run longer than this many seconds, counted
+	// from its start (or its last resume), at most a year (31536000); unset means no deadline.
 	// +kubebuilder:validation:Maximum=31536000
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// TTLSecondsAfterFinished deletes the job this long after it finished.
+	// ttlSecondsAfterFinished deletes the job this many seconds after it succeeded or failed, at
+	// most a year (31536000); unset keeps it.
 	// +kubebuilder:validation:Maximum=31536000
 	// +optional
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
-	// Suspend deletes the job's running pods while true and recreates them when set back to false.
+	// suspend deletes the job's running pods while true and recreates them when set back to
+	// false. It is the only spec field that may change once the job exists. Defaults to false.
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 }
 
 // MxJobSpec is the desired state of an MxJob.
 type MxJobSpec struct {
-	// JobMode is local or dist; inferred from the replica types when empty.
+	// jobMode is local (a single WORKER, no scheduler or servers) or dist (a SCHEDULER, SERVERs
+	// and WORKERs, all three required). Defaults to dist when the job has a SCHEDULER or a
+	// SERVER, else local.
 	// +optional
 	JobMode JobMode `json:"jobMode,omitempty"`
 
-	// ReplicaSpecs lists the replica types of the job, each type at most once.
+	// replicaSpecs lists the job's replica types, each type at most once: a local job has one
+	// WORKER, a dist job a SCHEDULER, SERVERs and WORKERs.
 	// +kubebuilder:validation:MinItems=1
 	ReplicaSpecs []ReplicaSpec `json:"replicaSpecs"`
 
-	// RunPolicy governs the job's lifetime.
+	// runPolicy governs the job's lifetime: restarts, deadlines, clean-up and suspension.
 	// +optional
 	RunPolicy RunPolicy `json:"runPolicy,omitempty"`
 
-	// SuccessPolicy is "" (the scheduler's success ends a dist job) or AllWorkers.
+	// successPolicy says when a dist job has succeeded: "" (the default) once the scheduler has,
+	// or AllWorkers once every worker has.
 	// +optional
 	SuccessPolicy SuccessPolicy `json:"successPolicy,omitempty"`
 }
@@ -190,45 +209,57 @@ const (
 
 // ReplicaStatus counts the pods of one replica type.
 type ReplicaStatus struct {
-	Active    int32 `json:"active,omitempty"`
+	// active is the number of pods of this type that are pending or running.
+	Active int32 `json:"active,omitempty"`
+	// succeeded is the number of pods of this type that exited successfully.
 	Succeeded int32 `json:"succeeded,omitempty"`
-	Failed    int32 `json:"failed,omitempty"`
+	// failed is the number of pods of this type that failed.
+	Failed int32 `json:"failed,omitempty"`
 }
 
 // MxJobStatus is the observed state of an MxJob.
 type MxJobStatus struct {
+	// phase is the job's coarse life-cycle phase, as the original MxJob API named it: Creating,
+	// Running, CleanUp, Failed or Done.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
+	// state is the job's outcome: Running, Succeeded, Failed, Suspended or Unknown.
 	// +optional
 	State State `json:"state,omitempty"`
-	// Reason says why the job is in its state, naming the replica that decided it.
+	// reason says why the job is in its state, naming the replica that decided it.
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// conditions are the job's conditions, at most one of each type: Created, Running,
+	// Restarting, Suspended, Succeeded and Failed.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// ReplicaStatuses counts pods per replica type.
+	// replicaStatuses counts the pods of each replica type, keyed by SCHEDULER, SERVER and
+	// WORKER.
 	// +optional
 	ReplicaStatuses map[ReplicaType]*ReplicaStatus `json:"replicaStatuses,omitempty"`
-	// Restarts counts failed pods the controller recreated; runPolicy.backoffLimit is compared
-	// with it plus the in-place container restarts of the current pods.
+	// restarts counts the failed pods the controller recreated; runPolicy.backoffLimit is
+	// compared with it plus the in-place container restarts of the current pods.
 	// +optional
 	Restarts int32 `json:"restarts,omitempty"`
-	// RestartingPods lists the UIDs of failed pods already counted in Restarts and awaiting
-	// recreation, so a failed pod is counted once even when its deletion must be retried.
+	// restartingPods lists the UIDs of failed pods already counted in restarts and awaiting
+	// recreation, so that a failed pod is counted once even when its deletion must be retried.
 	// +optional
 	RestartingPods []string `json:"restartingPods,omitempty"`
+	// startTime is when the controller started the job, or last resumed it.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the job succeeded or failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// ObservedGeneration is the generation the status was computed from.
+	// observedGeneration is the metadata.generation the status was computed from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
-// MxJob is a distributed MXNet training job.
+// MxJob is an MXNet training job: in dist mode a SCHEDULER, SERVERs and WORKERs wired by the
+// DMLC environment into a parameter-server topology, in local mode a single WORKER.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -241,7 +272,10 @@ type MxJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   MxJobSpec   `json:"spec,omitempty"`
+	// spec is the job's desired state; only spec.runPolicy.suspend may change once the job
+	// exists.
+	Spec MxJobSpec `json:"spec,omitempty"`
+	// status is the job's observed state, written by the controller.
 	Status MxJobStatus `json:"status,omitempty"`
 }
 
@@ -251,5 +285,6 @@ type MxJob struct {
 type MxJobList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []MxJob `json:"items"`
+	// items are the MxJobs.
+	Items []MxJob `json:"items"`
 }
