@@ -36,7 +36,7 @@ generate: ## deepcopy functions for the API types
 
 .PHONY: manifests
 manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests/install.yaml
-	$(CONTROLLER_GEN) crd:maxDescLen=0,generateEmbeddedObjectMeta=true rbac:roleName=manager webhook $(MARKER_PATHS) \
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=manager webhook $(MARKER_PATHS) \
 		output:crd:artifacts:config=manifests/crd/bases \
 		output:rbac:artifacts:config=manifests/rbac \
 		output:webhook:artifacts:config=manifests/webhook
