@@ -152,7 +152,11 @@ func TestInspect(t *testing.T) {
 		},
 		"health of a stopped Transform": {
 			args: []string{"health", "md5"}, wantCode: 1,
-			objs:    []client.Object{func() client.Object { t := md5(); t.Status = v1alpha1.TransformStatus{Stage: v1alpha1.StageStopped}; return t }()},
+			objs: []client.Object{func() client.Object {
+				t := md5()
+				t.Status = v1alpha1.TransformStatus{Stage: v1alpha1.StageStopped}
+				return t
+			}()},
 			wantErr: "error: transform md5 runs on no node (stage Stopped)\n",
 		},
 		"metrics: node-b has no sample yet": {
