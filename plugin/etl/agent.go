@@ -62,13 +62,16 @@ func (f portForwarder) Forward(ctx context.Context, node string) (string, func()
 	if err != nil {
 		return "", nil, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- pf.ForwardPorts() }()
+	// forwardErr is read only after done is closed. Once the transfer is over and stop called,
+	// an error of the forward has nothing left to act on.
+	var forwardErr error
+	done := make(chan struct{})
+	go func() { forwardErr = pf.ForwardPorts(); close(done) }()
 	stop := func() { close(stopCh); <-done }
 	select {
 	case <-ready:
-	case err := <-done:
-		return "", nil, fmt.Errorf("port-forward to the data path agent %s/%s: %w %s", agentNamespace, pod, err, errOut.String())
+	case <-done:
+		return "", nil, fmt.Errorf("port-forward to the data path agent %s/%s: %w %s", agentNamespace, pod, forwardErr, errOut.String())
 	case <-ctx.Done():
 		stop()
 		return "", nil, ctx.Err()

@@ -73,8 +73,8 @@ func TestSpecTransform(t *testing.T) {
 			wantErr: "the pod spec is a Deployment; init spec takes a Pod (use init -f for a Transform)",
 		},
 		"a typo is refused": {
-			pod: "kind: Pod\nspec: {contianers: []}\n", name: "x",
-			wantErr: `the pod spec is not a Pod manifest: error unmarshaling JSON: while decoding JSON: json: unknown field "contianers"`,
+			pod: "kind: Pod\nspec: {containrs: []}\n", name: "x",
+			wantErr: `the pod spec is not a Pod manifest: error unmarshaling JSON: while decoding JSON: json: unknown field "containrs"`,
 		},
 		"a bad wait_timeout": {
 			pod: "kind: Pod\nmetadata: {annotations: {wait_timeout: soon}}\n", name: "x",

@@ -55,15 +55,14 @@ func (s stubDataPath) Forward(context.Context, string) (string, func(), error) {
 }
 
 type testCase struct {
-	args       []string
-	objs       []client.Object
-	kube       []runtime.Object
-	intercept  interceptor.Funcs
-	stdin      string
-	wantCode   int
-	wantOut    string
-	wantErr    string
-	wantObject client.Object // read back after the command and compared, if set
+	args      []string
+	objs      []client.Object
+	kube      []runtime.Object
+	intercept interceptor.Funcs
+	stdin     string
+	wantCode  int
+	wantOut   string
+	wantErr   string
 }
 
 func run(t *testing.T, tc testCase, agent string) *clitest.Env {

@@ -26,7 +26,6 @@ type initOptions struct {
 
 	comm, arg                  string
 	initTimeout, objectTimeout time.Duration
-	namespace                  string
 	transforms                 []*v1alpha1.Transform
 }
 
