@@ -412,3 +412,16 @@ func TestRun(t *testing.T) {
 		},
 	})
 }
+
+func TestCompletion(t *testing.T) {
+	runCases(t, map[string]testCase{
+		"Transform names": {
+			args: []string{"__complete", "details", ""}, objs: []client.Object{md5()},
+			wantOut: "md5\n:4\n", wantErr: "Completion ended with directive: ShellCompDirectiveNoFileComp\n",
+		},
+		"nodes of the Transform": {
+			args: []string{"__complete", "logs", "md5", "--node", ""}, objs: []client.Object{md5()},
+			wantOut: "node-a\nnode-b\n:4\n", wantErr: "Completion ended with directive: ShellCompDirectiveNoFileComp\n",
+		},
+	})
+}
