@@ -1,0 +1,223 @@
+package mxjob
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+)
+
+// maxEvents bounds the events describe shows, the most recent ones.
+const maxEvents = 20
+
+type describeOptions struct {
+	env   *cli.Env
+	names []string
+	ns    string
+}
+
+func newDescribeCommand(env *cli.Env) *cobra.Command {
+	o := &describeOptions{env: env}
+	return &cobra.Command{
+		Use:   "describe NAME...",
+		Short: "Show an MxJob in detail: replicas with their pods and nodes, conditions, restarts, events",
+		Example: `  # Why is my job not running?
+  kubectl mxjob describe mnist`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cli.UsageError(cmd, "NAME is required")
+			}
+			return nil
+		},
+		ValidArgsFunction: cli.CompleteNames(env, mxJobs.NewList),
+		RunE:              cli.RunE(o),
+	}
+}
+
+func (o *describeOptions) Complete(_ *cobra.Command, args []string) error {
+	o.names = args
+	ns, _, err := o.env.Clients.Namespace()
+	o.ns = ns
+	return err
+}
+
+func (o *describeOptions) Validate() error { return nil }
+
+func (o *describeOptions) Run(ctx context.Context) error {
+	c, err := o.env.Clients.Client()
+	if err != nil {
+		return err
+	}
+	for i, name := range o.names {
+		var job v1beta1.MxJob
+		if err := c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: name}, &job); err != nil {
+			return explain(err)
+		}
+		pods, err := listReplicaPods(ctx, c, o.ns, name, replicaFilter{index: -1})
+		if err != nil {
+			return err
+		}
+		var events corev1.EventList
+		if err := c.List(ctx, &events, client.InNamespace(o.ns),
+			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("involvedObject.name", name)}); err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(o.env.Out)
+		}
+		if err := describeJob(o.env.Out, &job, pods, events.Items, o.env.Clock.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describeJob writes a job, its pods and its events as kubectl describe lays them out.
+func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []corev1.Event, now time.Time) error {
+	w := printers.GetNewTabWriter(out)
+	st := job.Status
+	fmt.Fprintf(w, "Name:\t%s\n", job.Name)
+	fmt.Fprintf(w, "Namespace:\t%s\n", job.Namespace)
+	fmt.Fprintf(w, "Labels:\t%s\n", labelsString(job.Labels))
+	fmt.Fprintf(w, "Created:\t%s (%s ago)\n", job.CreationTimestamp.UTC().Format(time.RFC3339), cli.Age(job.CreationTimestamp, now))
+	fmt.Fprintf(w, "Mode:\t%s\n", job.Spec.JobMode)
+	fmt.Fprintf(w, "State:\t%s\n", state(job))
+	if st.Reason != "" {
+		fmt.Fprintf(w, "Reason:\t%s\n", st.Reason)
+	}
+	fmt.Fprintf(w, "Restarts:\t%d\n", st.Restarts)
+	if st.StartTime != nil {
+		fmt.Fprintf(w, "Started:\t%s\n", st.StartTime.UTC().Format(time.RFC3339))
+	}
+	if st.CompletionTime != nil {
+		fmt.Fprintf(w, "Completed:\t%s\n", st.CompletionTime.UTC().Format(time.RFC3339))
+	}
+	if st.StartTime != nil {
+		fmt.Fprintf(w, "Duration:\t%s\n", runDuration(job, now))
+	}
+	fmt.Fprintf(w, "Run Policy:\t%s\n", runPolicyString(job.Spec.RunPolicy))
+	fmt.Fprintf(w, "Replicas:\n  TYPE\tDESIRED\tACTIVE\tSUCCEEDED\tFAILED\tIMAGE\n")
+	for _, rs := range job.Spec.ReplicaSpecs {
+		c := ptr.Deref(st.ReplicaStatuses[rs.MxReplicaType], v1beta1.ReplicaStatus{})
+		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%d\t%s\n", rs.MxReplicaType, replicas(&rs), c.Active, c.Succeeded, c.Failed, image(&rs))
+	}
+	fmt.Fprintf(w, "Pods:")
+	if len(pods) == 0 {
+		fmt.Fprintf(w, "\t<none>\n")
+	} else {
+		fmt.Fprintf(w, "\n  NAME\tREPLICA\tSTATUS\tRESTARTS\tNODE\tAGE\n")
+		for i := range pods {
+			p := &pods[i]
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%s\t%s\n", p.Name, replicaOf(p), podStatus(p), podRestarts(p), orNone(p.Spec.NodeName), cli.Age(p.CreationTimestamp, now))
+		}
+	}
+	fmt.Fprintf(w, "Conditions:")
+	if len(st.Conditions) == 0 {
+		fmt.Fprintf(w, "\t<none>\n")
+	} else {
+		fmt.Fprintf(w, "\n  TYPE\tSTATUS\tREASON\tAGE\tMESSAGE\n")
+		for _, c := range st.Conditions {
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, cli.Age(c.LastTransitionTime, now), c.Message)
+		}
+	}
+	writeEvents(w, events, now)
+	return w.Flush()
+}
+
+func writeEvents(w io.Writer, events []corev1.Event, now time.Time) {
+	fmt.Fprintf(w, "Events:")
+	if len(events) == 0 {
+		fmt.Fprintf(w, "\t<none>\n")
+		return
+	}
+	slices.SortStableFunc(events, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	if len(events) > maxEvents {
+		events = events[len(events)-maxEvents:]
+	}
+	fmt.Fprintf(w, "\n  TYPE\tREASON\tAGE\tFROM\tMESSAGE\n")
+	for _, e := range events {
+		age := cli.Age(metav1.NewTime(eventTime(e)), now)
+		if e.Count > 1 {
+			age = fmt.Sprintf("%s (x%d)", age, e.Count)
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", e.Type, e.Reason, age, eventSource(e), strings.TrimSpace(e.Message))
+	}
+}
+
+// eventTime is when an event last happened, whichever API wrote it.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func eventSource(e corev1.Event) string {
+	if e.Source.Component != "" {
+		return e.Source.Component
+	}
+	return e.ReportingController
+}
+
+func runPolicyString(rp v1beta1.RunPolicy) string {
+	opt := func(p *int32) string {
+		if p == nil {
+			return "none"
+		}
+		return fmt.Sprint(*p)
+	}
+	deadline := "none"
+	if rp.ActiveDeadlineSeconds != nil {
+		deadline = fmt.Sprintf("%ds", *rp.ActiveDeadlineSeconds)
+	}
+	return fmt.Sprintf("cleanPodPolicy=%s backoffLimit=%s activeDeadline=%s ttlAfterFinished=%s suspend=%t",
+		orNone(string(rp.CleanPodPolicy)), opt(rp.BackoffLimit), deadline, opt(rp.TTLSecondsAfterFinished), ptr.Deref(rp.Suspend, false))
+}
+
+// image is the image of a replica spec's mxnet container.
+func image(rs *v1beta1.ReplicaSpec) string {
+	if rs.Template == nil {
+		return "<none>"
+	}
+	for _, c := range rs.Template.Spec.Containers {
+		if c.Name == v1beta1.DefaultContainerName {
+			return c.Image
+		}
+	}
+	return "<none>"
+}
+
+func labelsString(l map[string]string) string {
+	if len(l) == 0 {
+		return "<none>"
+	}
+	var kv []string
+	for k, v := range l {
+		kv = append(kv, k+"="+v)
+	}
+	slices.Sort(kv)
+	return strings.Join(kv, ",")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

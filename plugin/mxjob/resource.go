@@ -1,0 +1,103 @@
+package mxjob
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+)
+
+// The labels the controller puts on every replica pod (controller/mxjob/names.go; a test keeps
+// them equal). They are repeated here so the plugin does not link the controller.
+const (
+	labelJobName      = "mxnet.mlkube.io/job-name"
+	labelReplicaType  = "mxnet.mlkube.io/replica-type"
+	labelReplicaIndex = "mxnet.mlkube.io/replica-index"
+)
+
+// mxJobs is how MxJobs are listed: list, get and wait's watch share it.
+var mxJobs = cli.Resource[*v1beta1.MxJob]{
+	Plural:  "mxjobs",
+	New:     func() *v1beta1.MxJob { return &v1beta1.MxJob{} },
+	NewList: func() client.ObjectList { return &v1beta1.MxJobList{} },
+	Columns: []metav1.TableColumnDefinition{
+		cli.NameColumn,
+		{Name: "Mode", Type: "string"},
+		{Name: "State", Type: "string"},
+		{Name: "Workers", Type: "string", Description: "active/desired workers"},
+		{Name: "Restarts", Type: "integer"},
+		cli.AgeColumn,
+		{Name: "Servers", Type: "string", Priority: 1},
+		{Name: "Duration", Type: "string", Priority: 1},
+		{Name: "Reason", Type: "string", Priority: 1},
+	},
+	Row: jobRow,
+}
+
+func jobRow(j *v1beta1.MxJob, now time.Time) []any {
+	return []any{
+		j.Name,
+		string(j.Spec.JobMode),
+		state(j),
+		replicaCounts(j, v1beta1.ReplicaTypeWorker),
+		int64(j.Status.Restarts),
+		cli.Age(j.CreationTimestamp, now),
+		replicaCounts(j, v1beta1.ReplicaTypeServer),
+		runDuration(j, now),
+		j.Status.Reason,
+	}
+}
+
+// state is status.state, or Pending before the controller has written any.
+func state(j *v1beta1.MxJob) string {
+	if j.Status.State == "" {
+		return "Pending"
+	}
+	return string(j.Status.State)
+}
+
+// replicaCounts is "active/desired" for a replica type, "-" when the job has none of it.
+func replicaCounts(j *v1beta1.MxJob, t v1beta1.ReplicaType) string {
+	rs := replicaSpec(j, t)
+	if rs == nil {
+		return "-"
+	}
+	var active int32
+	if st := j.Status.ReplicaStatuses[t]; st != nil {
+		active = st.Active
+	}
+	return fmt.Sprintf("%d/%d", active, replicas(rs))
+}
+
+// runDuration is how long the job ran (or has run), as kubectl shows a Job's duration.
+func runDuration(j *v1beta1.MxJob, now time.Time) string {
+	if j.Status.StartTime == nil {
+		return "-"
+	}
+	end := now
+	if j.Status.CompletionTime != nil {
+		end = j.Status.CompletionTime.Time
+	}
+	return cli.Age(*j.Status.StartTime, end)
+}
+
+func replicaSpec(j *v1beta1.MxJob, t v1beta1.ReplicaType) *v1beta1.ReplicaSpec {
+	for i := range j.Spec.ReplicaSpecs {
+		if j.Spec.ReplicaSpecs[i].MxReplicaType == t {
+			return &j.Spec.ReplicaSpecs[i]
+		}
+	}
+	return nil
+}
+
+// replicas is a spec's replica count; the webhook defaults nil to one.
+func replicas(rs *v1beta1.ReplicaSpec) int32 {
+	if rs.Replicas == nil {
+		return v1beta1.DefaultReplicas
+	}
+	return *rs.Replicas
+}

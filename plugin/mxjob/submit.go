@@ -1,0 +1,241 @@
+package mxjob
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+)
+
+// gpuResource is the extended resource NVIDIA's device plugin advertises.
+const gpuResource corev1.ResourceName = "nvidia.com/gpu"
+
+// submitSpec is what submit's flags say; buildSubmitJob turns it into an MxJob.
+type submitSpec struct {
+	name, namespace string
+	mode            string
+	image           string
+	workers         int32
+	servers         int32
+	port            int32
+	env             []string
+	command         []string
+	restartPolicy   string
+	backoffLimit    int32
+	// Per role (worker, server, scheduler): image and resources; empty means the default.
+	roles map[v1beta1.ReplicaType]*roleFlags
+}
+
+// roleFlags are the role-prefixed flags, as arena names them: --worker-image, --server-cpu.
+type roleFlags struct {
+	image, cpu, memory string
+	gpus               int64
+}
+
+// buildSubmitJob is the MxJob of a submit: local runs one worker; dist runs a scheduler,
+// servers and workers, all running the command, as DMLC's launcher does.
+func buildSubmitJob(s submitSpec) (*v1beta1.MxJob, error) {
+	env, err := envVars(s.env)
+	if err != nil {
+		return nil, err
+	}
+	job := &v1beta1.MxJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "MxJob"},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.namespace},
+		Spec:       v1beta1.MxJobSpec{JobMode: v1beta1.JobMode(s.mode)},
+	}
+	if s.backoffLimit >= 0 {
+		job.Spec.RunPolicy.BackoffLimit = ptr.To(s.backoffLimit)
+	}
+	counts := map[v1beta1.ReplicaType]int32{v1beta1.ReplicaTypeWorker: s.workers}
+	if s.mode == string(v1beta1.DistMode) {
+		counts[v1beta1.ReplicaTypeScheduler], counts[v1beta1.ReplicaTypeServer] = 1, s.servers
+	}
+	for _, t := range v1beta1.ReplicaTypes {
+		n, ok := counts[t]
+		if !ok || n == 0 {
+			continue
+		}
+		rf := s.roles[t]
+		if rf == nil {
+			rf = &roleFlags{}
+		}
+		c, err := container(s, rf, env)
+		if err != nil {
+			return nil, fmt.Errorf("--%s-*: %w", strings.ToLower(string(t)), err)
+		}
+		rs := v1beta1.ReplicaSpec{
+			MxReplicaType: t,
+			Replicas:      ptr.To(n),
+			RestartPolicy: v1beta1.RestartPolicy(s.restartPolicy),
+			Template:      &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{c}}},
+		}
+		if t == v1beta1.ReplicaTypeScheduler && s.port > 0 {
+			rs.PsRootPort = ptr.To(s.port)
+		}
+		job.Spec.ReplicaSpecs = append(job.Spec.ReplicaSpecs, rs)
+	}
+	return job, nil
+}
+
+func container(s submitSpec, rf *roleFlags, env []corev1.EnvVar) (corev1.Container, error) {
+	c := corev1.Container{Name: v1beta1.DefaultContainerName, Image: s.image, Command: s.command, Env: env}
+	if rf.image != "" {
+		c.Image = rf.image
+	}
+	limits := corev1.ResourceList{}
+	for name, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: rf.cpu, corev1.ResourceMemory: rf.memory} {
+		if v == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return c, fmt.Errorf("%s %q: %w", name, v, err)
+		}
+		limits[name] = q
+	}
+	if rf.gpus > 0 {
+		limits[gpuResource] = *resource.NewQuantity(rf.gpus, resource.DecimalSI)
+	}
+	if len(limits) > 0 {
+		// Requests equal to limits: a training replica that gets less than it asked for only
+		// runs slower and holds its peers back.
+		c.Resources = corev1.ResourceRequirements{Limits: limits, Requests: limits.DeepCopy()}
+	}
+	return c, nil
+}
+
+// envVars parses K=V pairs.
+func envVars(pairs []string) ([]corev1.EnvVar, error) {
+	var out []corev1.EnvVar
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--env %q is not KEY=VALUE", p)
+		}
+		out = append(out, corev1.EnvVar{Name: k, Value: v})
+	}
+	return out, nil
+}
+
+type submitOptions struct {
+	env    *cli.Env
+	cmd    *cobra.Command
+	spec   submitSpec
+	dryRun string
+	print  *cli.PrintFlags
+}
+
+func newSubmitCommand(env *cli.Env) *cobra.Command {
+	o := &submitOptions{env: env, print: cli.NewPrintFlags(false), spec: submitSpec{roles: map[v1beta1.ReplicaType]*roleFlags{}}}
+	cmd := &cobra.Command{
+		Use:   "submit NAME --image IMAGE [flags] -- COMMAND [ARGS...]",
+		Short: "Submit an MxJob from flags, without writing YAML",
+		Example: `  # A distributed job: 1 scheduler, 2 servers and 4 workers with one GPU each
+  kubectl mxjob submit mnist --image mxnet/python:1.9.1-gpu --servers 2 --workers 4 --worker-gpus 1 \
+    --env EPOCHS=10 -- python /code/train.py --kv-store dist_sync
+
+  # A single worker, no parameter servers
+  kubectl mxjob submit quick --mode local --image mxnet/python:1.9.1 -- python train.py
+
+  # Show the MxJob instead of submitting it
+  kubectl mxjob submit mnist --image mxnet/python:1.9.1 --dry-run=client -o yaml -- python train.py`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() == 0 || len(args) == 0 {
+				return cli.UsageError(cmd, "NAME is required")
+			}
+			if cmd.ArgsLenAtDash() < 0 {
+				return cli.UsageError(cmd, "the command to run is required after --")
+			}
+			if cmd.ArgsLenAtDash() > 1 {
+				return cli.UsageError(cmd, "unexpected argument %q before --", args[1])
+			}
+			return nil
+		},
+		RunE: cli.RunE(o),
+	}
+	f := cmd.Flags()
+	s := &o.spec
+	f.StringVar(&s.image, "image", "", "Image of every replica (required unless each role has its own).")
+	f.StringVar(&s.mode, "mode", string(v1beta1.DistMode), "dist (scheduler, servers and workers) or local (one worker).")
+	f.Int32Var(&s.workers, "workers", 1, "Number of workers.")
+	f.Int32Var(&s.servers, "servers", 1, "Number of parameter servers (dist).")
+	f.Int32Var(&s.port, "port", 0, "Port of the scheduler (DMLC_PS_ROOT_PORT); defaults to 9091.")
+	f.StringArrayVar(&s.env, "env", nil, "Environment variable KEY=VALUE of every replica; repeatable.")
+	f.StringVar(&s.restartPolicy, "restart-policy", string(v1beta1.RestartPolicyNever), "Never, OnFailure, Always or ExitCode.")
+	f.Int32Var(&s.backoffLimit, "backoff-limit", -1, "Restarts allowed before the job fails; unset means no limit.")
+	f.StringVar(&o.dryRun, "dry-run", "none", "none, client (print the MxJob) or server (the API server checks it, nothing is stored).")
+	for _, t := range v1beta1.ReplicaTypes {
+		rf := &roleFlags{}
+		s.roles[t] = rf
+		role := strings.ToLower(string(t))
+		f.StringVar(&rf.image, role+"-image", "", fmt.Sprintf("Image of the %s, instead of --image.", role))
+		f.StringVar(&rf.cpu, role+"-cpu", "", fmt.Sprintf("CPU of each %s, e.g. 4 or 500m.", role))
+		f.StringVar(&rf.memory, role+"-memory", "", fmt.Sprintf("Memory of each %s, e.g. 8Gi.", role))
+		f.Int64Var(&rf.gpus, role+"-gpus", 0, fmt.Sprintf("GPUs (%s) of each %s.", gpuResource, role))
+	}
+	_ = cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"dist", "local"}, cobra.ShellCompDirectiveNoFileComp))
+	o.print.AddFlags(cmd)
+	return cmd
+}
+
+func (o *submitOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.cmd = cmd
+	o.spec.name, o.spec.command = args[0], args[1:]
+	ns, _, err := o.env.Clients.Namespace()
+	o.spec.namespace = ns
+	return err
+}
+
+func (o *submitOptions) Validate() error {
+	s := o.spec
+	switch {
+	case s.mode != string(v1beta1.DistMode) && s.mode != string(v1beta1.LocalMode):
+		return cli.UsageError(o.cmd, "--mode must be dist or local, not %q", s.mode)
+	case s.mode == string(v1beta1.LocalMode) && s.workers != 1:
+		return cli.UsageError(o.cmd, "--mode local runs one worker; drop --workers or use --mode dist")
+	case s.mode == string(v1beta1.LocalMode) && o.cmd.Flags().Changed("servers"):
+		return cli.UsageError(o.cmd, "--mode local has no servers; drop --servers or use --mode dist")
+	case s.workers < 1 || s.workers > v1beta1.MaxReplicas:
+		return cli.UsageError(o.cmd, "--workers must be 1 to %d", v1beta1.MaxReplicas)
+	case s.mode == string(v1beta1.DistMode) && (s.servers < 1 || s.servers > v1beta1.MaxReplicas):
+		return cli.UsageError(o.cmd, "--servers must be 1 to %d in dist mode", v1beta1.MaxReplicas)
+	case s.port < 0 || s.port > 65535:
+		return cli.UsageError(o.cmd, "--port must be 1 to 65535")
+	case o.dryRun != "none" && o.dryRun != "client" && o.dryRun != "server":
+		return cli.UsageError(o.cmd, "--dry-run must be none, client or server, not %q", o.dryRun)
+	}
+	if s.image == "" {
+		for _, t := range v1beta1.ReplicaTypes {
+			if s.roles[t].image == "" && o.runs(t) {
+				return cli.UsageError(o.cmd, "--image is required (or --%s-image)", strings.ToLower(string(t)))
+			}
+		}
+	}
+	if o.print.Output() != "" {
+		return o.print.Validate()
+	}
+	return nil
+}
+
+// runs says whether the job has replicas of type t.
+func (o *submitOptions) runs(t v1beta1.ReplicaType) bool {
+	return t == v1beta1.ReplicaTypeWorker || o.spec.mode == string(v1beta1.DistMode)
+}
+
+func (o *submitOptions) Run(ctx context.Context) error {
+	job, err := buildSubmitJob(o.spec)
+	if err != nil {
+		return err
+	}
+	c := &createOptions{env: o.env, dryRun: o.dryRun, print: o.print, jobs: []*v1beta1.MxJob{job}}
+	return c.create(ctx)
+}
