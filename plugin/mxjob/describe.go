@@ -6,13 +6,13 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -87,7 +87,8 @@ func (o *describeOptions) Run(ctx context.Context) error {
 
 // describeJob writes a job, its pods and its events as kubectl describe lays them out.
 func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []corev1.Event, now time.Time) error {
-	w := printers.GetNewTabWriter(out)
+	// text/tabwriter rather than kubectl's, which remembers widths across flushes.
+	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
 	st := job.Status
 	fmt.Fprintf(w, "Name:\t%s\n", job.Name)
 	fmt.Fprintf(w, "Namespace:\t%s\n", job.Namespace)
@@ -109,11 +110,14 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 		fmt.Fprintf(w, "Duration:\t%s\n", runDuration(job, now))
 	}
 	fmt.Fprintf(w, "Run Policy:\t%s\n", runPolicyString(job.Spec.RunPolicy))
+	// Each section is aligned on its own, as a table of its own.
+	w.Flush()
 	fmt.Fprintf(w, "Replicas:\n  TYPE\tDESIRED\tACTIVE\tSUCCEEDED\tFAILED\tIMAGE\n")
 	for _, rs := range job.Spec.ReplicaSpecs {
 		c := ptr.Deref(st.ReplicaStatuses[rs.MxReplicaType], v1beta1.ReplicaStatus{})
 		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%d\t%s\n", rs.MxReplicaType, replicas(&rs), c.Active, c.Succeeded, c.Failed, image(&rs))
 	}
+	w.Flush()
 	fmt.Fprintf(w, "Pods:")
 	if len(pods) == 0 {
 		fmt.Fprintf(w, "\t<none>\n")
@@ -124,6 +128,7 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%s\t%s\n", p.Name, replicaOf(p), podStatus(p), podRestarts(p), orNone(p.Spec.NodeName), cli.Age(p.CreationTimestamp, now))
 		}
 	}
+	w.Flush()
 	fmt.Fprintf(w, "Conditions:")
 	if len(st.Conditions) == 0 {
 		fmt.Fprintf(w, "\t<none>\n")
@@ -133,6 +138,7 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, cli.Age(c.LastTransitionTime, now), c.Message)
 		}
 	}
+	w.Flush()
 	writeEvents(w, events, now)
 	return w.Flush()
 }
