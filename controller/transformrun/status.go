@@ -69,7 +69,9 @@ func runPhase(spec *v1alpha1.TransformRunSpec, nodes []v1alpha1.RunNodeStatus, t
 			totals.FailedObjects, totals.PlannedObjects)
 	case len(nodes) > 0 && done == len(nodes):
 		return v1alpha1.RunSucceeded, ReasonCompleted, fmt.Sprintf("%d objects transformed on %d nodes", totals.DoneObjects+totals.SkippedObjects, len(nodes))
-	case spec.Suspend:
+	case spec.Suspend && !slices.ContainsFunc(nodes, stillWorking):
+		// Only once every node says its workers stopped: until then objects are still being
+		// written, and a user who reads Suspended must be able to count on the data staying put.
 		return v1alpha1.RunSuspended, ReasonSuspended, "spec.suspend is true: the nodes stopped after their current object"
 	case !slices.ContainsFunc(nodes, func(n v1alpha1.RunNodeStatus) bool { return n.Phase != v1alpha1.RunPending }):
 		return v1alpha1.RunPending, "", ""
@@ -154,4 +156,10 @@ func computeStatus(run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, f
 	}
 	setConditions(&st, reason, message, run.Generation, now)
 	return st
+}
+
+// stillWorking reports a node whose share may still write objects: neither finished, nor stopped,
+// nor never started.
+func stillWorking(n v1alpha1.RunNodeStatus) bool {
+	return !finished(n.Phase) && n.Phase != v1alpha1.RunSuspended && n.Phase != v1alpha1.RunPending && n.Phase != ""
 }

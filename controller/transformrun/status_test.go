@@ -2,6 +2,7 @@ package transformrun
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,12 +30,14 @@ func TestRunPhase(t *testing.T) {
 		want       v1alpha1.RunPhase
 		wantReason string
 	}{
-		"no node chosen yet":     {want: v1alpha1.RunPending},
-		"no node took it yet":    {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunPending, ok)}, want: v1alpha1.RunPending},
-		"one node took it":       {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunPending, ok), node("b", v1alpha1.RunRunning, ok)}, want: v1alpha1.RunRunning},
-		"every node succeeded":   {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, ok), node("b", v1alpha1.RunSucceeded, ok)}, want: v1alpha1.RunSucceeded, wantReason: ReasonCompleted},
-		"a node failed":          {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunFailed, ok), node("b", v1alpha1.RunRunning, ok)}, want: v1alpha1.RunFailed, wantReason: ReasonNodeFailed},
-		"suspended":              {spec: v1alpha1.TransformRunSpec{Suspend: true}, nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunRunning, ok)}, want: v1alpha1.RunSuspended, wantReason: ReasonSuspended},
+		"no node chosen yet":   {want: v1alpha1.RunPending},
+		"no node took it yet":  {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunPending, ok)}, want: v1alpha1.RunPending},
+		"one node took it":     {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunPending, ok), node("b", v1alpha1.RunRunning, ok)}, want: v1alpha1.RunRunning},
+		"every node succeeded": {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, ok), node("b", v1alpha1.RunSucceeded, ok)}, want: v1alpha1.RunSucceeded, wantReason: ReasonCompleted},
+		"a node failed":        {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunFailed, ok), node("b", v1alpha1.RunRunning, ok)}, want: v1alpha1.RunFailed, wantReason: ReasonNodeFailed},
+		"suspended":            {spec: v1alpha1.TransformRunSpec{Suspend: true}, nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSuspended, ok)}, want: v1alpha1.RunSuspended, wantReason: ReasonSuspended},
+		"suspending, a node still stopping": {spec: v1alpha1.TransformRunSpec{Suspend: true},
+			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSuspended, ok), node("b", v1alpha1.RunRunning, ok)}, want: v1alpha1.RunRunning},
 		"suspended before start": {spec: v1alpha1.TransformRunSpec{Suspend: true}, want: v1alpha1.RunSuspended, wantReason: ReasonSuspended},
 		"finished before the suspension reached it": {spec: v1alpha1.TransformRunSpec{Suspend: true},
 			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, ok)}, want: v1alpha1.RunSucceeded, wantReason: ReasonCompleted},
@@ -110,7 +113,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		"suspended: no rate, no ETA": {
 			run:   runWith(v1alpha1.TransformRunSpec{Suspend: true}, running),
-			nodes: running.Nodes, now: 10 * time.Second, sinceWrite: 5 * time.Second,
+			nodes: withPhase(running.Nodes, v1alpha1.RunSuspended), now: 10 * time.Second, sinceWrite: 5 * time.Second,
 			want: v1alpha1.TransformRunStatus{Phase: v1alpha1.RunSuspended, StartTime: at(0), ObservedGeneration: 2,
 				Totals:        v1alpha1.RunCounts{PlannedObjects: 160, DoneObjects: 50, DoneBytes: 5000},
 				Progress:      "50/160",
@@ -258,4 +261,13 @@ func TestTTLLeft(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withPhase is nodes, each in phase p.
+func withPhase(nodes []v1alpha1.RunNodeStatus, p v1alpha1.RunPhase) []v1alpha1.RunNodeStatus {
+	out := slices.Clone(nodes)
+	for i := range out {
+		out[i].Phase = p
+	}
+	return out
 }
