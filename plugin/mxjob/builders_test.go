@@ -50,7 +50,7 @@ func (j *jobBuilder) started(ago time.Duration) *jobBuilder {
 	return j
 }
 
-func (j *jobBuilder) obj() *v1beta1.MxJob { return j.MxJob.DeepCopy() }
+func (j *jobBuilder) obj() *v1beta1.MxJob { return j.DeepCopy() }
 
 func makePod(job, typ string, index int, node string, phase corev1.PodPhase) *corev1.Pod {
 	return &corev1.Pod{

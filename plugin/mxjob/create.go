@@ -79,6 +79,9 @@ func (o *createOptions) Run(ctx context.Context) error {
 			return err
 		}
 		for i, doc := range docs {
+			if emptyDocument(doc) {
+				continue
+			}
 			job, changes, err := decodeJob(doc)
 			if err != nil {
 				return fmt.Errorf("%s, document %d: %w", f, i+1, err)

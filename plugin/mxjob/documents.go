@@ -22,8 +22,8 @@ import (
 // urlTimeout bounds fetching -f URL, which has no other deadline.
 const urlTimeout = 30 * time.Second
 
-// readDocuments reads the YAML or JSON documents of a file, an http(s) URL or - (stdin),
-// skipping empty ones.
+// readDocuments reads the YAML or JSON documents of a file, an http(s) URL or - (stdin). Empty
+// ones are kept, so a message's document number is the one a user counts in the file.
 func readDocuments(ctx context.Context, name string, stdin io.Reader) ([][]byte, error) {
 	var r io.Reader
 	switch {
@@ -53,13 +53,12 @@ func readDocuments(ctx context.Context, name string, stdin io.Reader) ([][]byte,
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", name, err)
 		}
-		if len(bytes.TrimSpace(doc)) > 0 && !onlyComments(doc) {
-			docs = append(docs, doc)
-		}
+		docs = append(docs, doc)
 	}
 }
 
-func onlyComments(doc []byte) bool {
+// emptyDocument says whether a document holds nothing but blank lines and comments.
+func emptyDocument(doc []byte) bool {
 	for line := range strings.Lines(string(doc)) {
 		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
 			return false

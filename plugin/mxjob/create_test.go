@@ -1,0 +1,253 @@
+package mxjob
+
+import (
+	"testing"
+)
+
+const kubeflowV1 = `apiVersion: kubeflow.org/v1
+kind: MXJob
+metadata:
+  name: mnist
+spec:
+  jobMode: MXTrain
+  runPolicy:
+    cleanPodPolicy: All
+    schedulingPolicy: {minAvailable: 3}
+  mxReplicaSpecs:
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: mxnet
+            image: mxnet:1.9
+    Scheduler:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: mxnet
+            image: mxnet:1.9
+            ports:
+            - name: mxjob-port
+              containerPort: 9000
+`
+
+const kubeflowV1beta1 = `apiVersion: kubeflow.org/v1beta1
+kind: MXJob
+metadata: {name: old}
+spec:
+  backoffLimit: 3
+  mxReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers: [{name: mxnet, image: mxnet:1.9}]
+`
+
+const native = `# a comment-only document is skipped
+---
+apiVersion: mxnet.mlkube.io/v1beta1
+kind: MxJob
+metadata: {name: native}
+spec:
+  replicaSpecs:
+  - mxReplicaType: WORKER
+    template: {spec: {containers: [{name: mxnet, image: mxnet:1.9}]}}
+`
+
+func TestCreate(t *testing.T) {
+	runCases(t, map[string]cmdCase{
+		"kubeflow v1, dry run yaml": {
+			stdin: kubeflowV1,
+			args:  []string{"create", "-f", "-", "--dry-run=client", "-o", "yaml"},
+			wantOut: `apiVersion: mxnet.mlkube.io/v1beta1
+kind: MxJob
+metadata:
+  name: mnist
+  namespace: default
+spec:
+  jobMode: dist
+  replicaSpecs:
+  - mxReplicaType: SCHEDULER
+    psRootPort: 9000
+    replicas: 1
+    template:
+      metadata: {}
+      spec:
+        containers:
+        - image: mxnet:1.9
+          name: mxnet
+          ports:
+          - containerPort: 9000
+            name: mxjob-port
+          resources: {}
+  - mxReplicaType: WORKER
+    replicas: 2
+    restartPolicy: Never
+    template:
+      metadata: {}
+      spec:
+        containers:
+        - image: mxnet:1.9
+          name: mxnet
+          resources: {}
+  runPolicy:
+    cleanPodPolicy: All
+status: {}
+`,
+			wantErr: `converted Kubeflow MXJob "mnist":
+  apiVersion kubeflow.org/v1, kind MXJob -> mxnet.mlkube.io/v1beta1, kind MxJob
+  spec.mxReplicaSpecs.Scheduler -> spec.replicaSpecs[0] (mxReplicaType SCHEDULER)
+  psRootPort 9000 from the Scheduler's mxnet container port mxjob-port
+  spec.mxReplicaSpecs.Worker -> spec.replicaSpecs[1] (mxReplicaType WORKER)
+  spec.jobMode MXTrain -> dist
+  spec.runPolicy.schedulingPolicy dropped: MxJobs have no gang scheduling
+`,
+		},
+		"multi-document": {
+			stdin:   kubeflowV1beta1 + "---\n" + native,
+			args:    []string{"create", "-f", "-"},
+			wantOut: "mxjob.mxnet.mlkube.io/old created\nmxjob.mxnet.mlkube.io/native created\n",
+			wantErr: `converted Kubeflow MXJob "old":
+  apiVersion kubeflow.org/v1beta1, kind MXJob -> mxnet.mlkube.io/v1beta1, kind MxJob
+  spec.mxReplicaSpecs.Worker -> spec.replicaSpecs[0] (mxReplicaType WORKER)
+  spec.jobMode (unset) -> local
+  spec.{cleanPodPolicy,backoffLimit,activeDeadlineSeconds,ttlSecondsAfterFinished} -> spec.runPolicy
+`,
+		},
+		"not an MxJob": {
+			stdin:    native + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+			args:     []string{"create", "-f", "-"},
+			wantErr:  "error: -, document 3: v1 Pod is not an MxJob; this takes mxnet.mlkube.io/v1beta1 MxJobs and kubeflow.org/v1 or v1beta1 MXJobs (use kubectl apply for the rest)\n",
+			wantCode: 1,
+		},
+		"typo": {
+			stdin:    "apiVersion: mxnet.mlkube.io/v1beta1\nkind: MxJob\nmetadata: {name: x}\nspec: {replicaSpec: []}\n",
+			args:     []string{"create", "-f", "-"},
+			wantErr:  "error: -, document 1: error unmarshaling JSON: while decoding JSON: json: unknown field \"replicaSpec\"\n",
+			wantCode: 1,
+		},
+		"MXTune": {
+			stdin:    "apiVersion: kubeflow.org/v1\nkind: MXJob\nmetadata: {name: t}\nspec:\n  jobMode: MXTune\n  mxReplicaSpecs: {Tuner: {}}\n",
+			args:     []string{"create", "-f", "-"},
+			wantErr:  "error: -, document 1: replica type \"Tuner\" has no MxJob equivalent: MXTune jobs (TunerTracker, TunerServer, Tuner) are not supported; use Scheduler, Server and Worker\n",
+			wantCode: 1,
+		},
+		"namespace conflict": {
+			stdin:    "apiVersion: mxnet.mlkube.io/v1beta1\nkind: MxJob\nmetadata: {name: x, namespace: a}\nspec: {replicaSpecs: [{}]}\n",
+			args:     []string{"create", "-f", "-", "-n", "b"},
+			wantErr:  "error: MxJob \"x\" names namespace \"a\" but -n says \"b\"; drop one of them\n",
+			wantCode: 1,
+		},
+		"no file": {
+			args:     []string{"create"},
+			wantErr:  "error: -f FILENAME is required; see 'kubectl mxjob create --help'\n",
+			wantCode: 1,
+		},
+	})
+}
+
+func TestSubmit(t *testing.T) {
+	runCases(t, map[string]cmdCase{
+		"dist, dry run": {
+			args: []string{"submit", "mnist", "--image", "mxnet:1.9", "--workers", "2", "--port", "9000", "--env", "EPOCHS=3",
+				"--worker-gpus", "1", "--server-image", "ps:1", "--server-memory", "1Gi", "--backoff-limit", "2",
+				"--dry-run=client", "-o", "yaml", "--", "python", "train.py"},
+			wantOut: `apiVersion: mxnet.mlkube.io/v1beta1
+kind: MxJob
+metadata:
+  name: mnist
+  namespace: default
+spec:
+  jobMode: dist
+  replicaSpecs:
+  - mxReplicaType: SCHEDULER
+    psRootPort: 9000
+    replicas: 1
+    restartPolicy: Never
+    template:
+      metadata: {}
+      spec:
+        containers:
+        - command:
+          - python
+          - train.py
+          env:
+          - name: EPOCHS
+            value: "3"
+          image: mxnet:1.9
+          name: mxnet
+          resources: {}
+  - mxReplicaType: SERVER
+    replicas: 1
+    restartPolicy: Never
+    template:
+      metadata: {}
+      spec:
+        containers:
+        - command:
+          - python
+          - train.py
+          env:
+          - name: EPOCHS
+            value: "3"
+          image: ps:1
+          name: mxnet
+          resources:
+            limits:
+              memory: 1Gi
+            requests:
+              memory: 1Gi
+  - mxReplicaType: WORKER
+    replicas: 2
+    restartPolicy: Never
+    template:
+      metadata: {}
+      spec:
+        containers:
+        - command:
+          - python
+          - train.py
+          env:
+          - name: EPOCHS
+            value: "3"
+          image: mxnet:1.9
+          name: mxnet
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+            requests:
+              nvidia.com/gpu: "1"
+  runPolicy:
+    backoffLimit: 2
+status: {}
+`,
+		},
+		"local, created": {
+			args:    []string{"submit", "quick", "--mode", "local", "--image", "mxnet:1.9", "--", "python", "t.py"},
+			wantOut: "mxjob.mxnet.mlkube.io/quick created\n",
+		},
+		"no command": {
+			args:     []string{"submit", "x", "--image", "i"},
+			wantErr:  "error: the command to run is required after --; see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"no image": {
+			args:     []string{"submit", "x", "--", "python"},
+			wantErr:  "error: --image is required (or --scheduler-image); see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"local with servers": {
+			args:     []string{"submit", "x", "--mode", "local", "--servers", "2", "--image", "i", "--", "python"},
+			wantErr:  "error: --mode local has no servers; drop --servers or use --mode dist; see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"bad env": {
+			args:     []string{"submit", "x", "--image", "i", "--env", "NOVALUE", "--", "python"},
+			wantErr:  "error: --env \"NOVALUE\" is not KEY=VALUE\n",
+			wantCode: 1,
+		},
+	})
+}
