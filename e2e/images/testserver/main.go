@@ -2,8 +2,9 @@
 // (from the downward-API variables POD_NAME and NODE_NAME), and lets a test probe the cluster from
 // inside the pod through the API server's pod proxy: /fetch?url=U returns what U answered (to a
 // GET, or to a POST of the request's body),
-// /lookup?name=N what cluster DNS says about N. With DATA_DIR set it also serves that directory
-// under /files (see files).
+// /lookup?name=N what cluster DNS says about N. It is also a Python package index serving one
+// wheel, mlkubehello, under /simple/ (see packageIndex). With DATA_DIR set it also serves that
+// directory under /files (see files).
 package main
 
 import (
@@ -49,6 +50,7 @@ func newMux() *http.ServeMux {
 	mux.HandleFunc("GET /fetch", fetch)
 	mux.HandleFunc("POST /fetch", fetch)
 	mux.HandleFunc("GET /lookup", lookup)
+	packageIndex{wheels: []wheel{helloWheel()}}.register(mux)
 	return mux
 }
 
