@@ -20,7 +20,7 @@ FUZZTIME ?= 3000x
 # testdata/fuzz.
 FUZZMINIMIZETIME ?= 10x
 # Generated files `verify` checks.
-GENERATED := api manifests
+GENERATED := api manifests docs/commands
 # Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
 # and the Kubernetes and CoreDNS builds of the e2e cluster and the integration tests.
 PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/corednsbuild
@@ -43,10 +43,14 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./controller/datapath/agent/... output:rbac:artifacts:config=manifests/agent
 	hack/render-install.sh
 
+.PHONY: docs
+docs: ## the command reference of kubectl mxjob and kubectl etl (docs/commands) from their cobra trees
+	$(GO) run ./plugin/internal/gendocs docs/commands
+
 .PHONY: verify
-verify: generate manifests verify-pins ## fail when generated files are stale or a pinned module file is missing or untidy
+verify: generate manifests docs verify-pins ## fail when generated files are stale or a pinned module file is missing or untidy
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
-		echo "generated files are stale; run 'make generate manifests' and commit:"; \
+		echo "generated files are stale; run 'make generate manifests docs' and commit:"; \
 		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); exit 1; fi
 	@echo "generated files are up to date"
 
@@ -59,6 +63,14 @@ verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy 
 .PHONY: build
 build: ## static binaries into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
+
+# The plugins' release, which `kubectl mxjob version` prints; a build from a checkout says which.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: plugins
+plugins: ## bin/kubectl-mxjob and bin/kubectl-etl, stamped with VERSION; put bin/ on PATH to use them
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X github.com/mlkube/mlkube/plugin/internal/cli.Version=$(VERSION)" \
+		-o bin/ ./cmd/kubectl-mxjob ./cmd/kubectl-etl
 
 .PHONY: lint
 lint: ## gofmt, go vet, golangci-lint (.golangci.yml) and the manager's dependency boundary
