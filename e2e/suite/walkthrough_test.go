@@ -1,0 +1,247 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mlkube/mlkube/e2e/internal/repo"
+	"github.com/mlkube/mlkube/internal/builders"
+)
+
+// The README's "kubectl plugins" walkthrough, typed as a user types it: the real kubectl, which
+// finds kubectl-mxjob and kubectl-etl on PATH (built from this checkout, as `make plugins` builds
+// them) and, once `completion install` linked them, kubectl_complete-mxjob and -etl. Each step
+// checks the exit code and the lines a user reads; a failure shows the command and its output.
+
+// walkthroughVersion stamps the plugins built here, so the test knows kubectl runs these.
+const walkthroughVersion = "v0.0.0-e2e-walkthrough"
+
+// shell runs kubectl with the plugins first on PATH, in a working directory of the user's files.
+type shell struct {
+	t       *testing.T
+	kubectl string
+	dir     string
+	env     []string
+}
+
+func newShell(t *testing.T) *shell {
+	t.Helper()
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-trimpath",
+		"-ldflags", "-X github.com/mlkube/mlkube/plugin/internal/cli.Version="+walkthroughVersion,
+		"-o", bin+string(filepath.Separator), "./cmd/kubectl-mxjob", "./cmd/kubectl-etl")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the plugins: %v\n%s", err, out)
+	}
+	s := &shell{t: t, kubectl: suiteKubectl(t, root), dir: t.TempDir()}
+	s.env = append(os.Environ(),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"KUBECONFIG="+os.Getenv("MLKUBE_E2E_KUBECONFIG"),
+		"KUBECACHEDIR="+t.TempDir(), // a first-time user's empty discovery cache
+	)
+	s.want([]string{"mxjob", "version", "--client"}, "kubectl-mxjob "+walkthroughVersion)
+	s.want([]string{"etl", "version", "--client"}, "kubectl-etl "+walkthroughVersion)
+	return s
+}
+
+// suiteKubectl is the kubectl of the cluster's Kubernetes version (hack/kube-binaries.sh, cached
+// by the harness), or $MLKUBE_E2E_KUBECTL.
+func suiteKubectl(t *testing.T, root string) string {
+	t.Helper()
+	if k := os.Getenv("MLKUBE_E2E_KUBECTL"); k != "" {
+		return k
+	}
+	cmd := exec.Command(filepath.Join(root, "hack", "kube-binaries.sh"), "kubectl")
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/kube-binaries.sh kubectl: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return filepath.Join(lines[len(lines)-1], "kubectl")
+}
+
+// file writes a file of the user's into the working directory.
+func (s *shell) file(name, content string) {
+	s.t.Helper()
+	if err := os.WriteFile(filepath.Join(s.dir, name), []byte(content), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// exec runs kubectl args and returns its exit code and output.
+func (s *shell) exec(args ...string) (code int, stdout, stderr string) {
+	s.t.Helper()
+	// Longer than any wait a step asks for, so a step's own timeout is what fails it.
+	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout+2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.kubectl, args...)
+	cmd.Dir, cmd.Env = s.dir, s.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		s.t.Fatalf("running kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// want runs kubectl args, which must exit 0 with every one of wants (a substring, or a
+// *regexp.Regexp) on stdout, and returns stdout.
+func (s *shell) want(args []string, wants ...any) string {
+	s.t.Helper()
+	code, stdout, stderr := s.exec(args...)
+	var missing []string
+	for _, w := range wants {
+		switch w := w.(type) {
+		case string:
+			if !strings.Contains(stdout, w) {
+				missing = append(missing, fmt.Sprintf("%q", w))
+			}
+		case *regexp.Regexp:
+			if !w.MatchString(stdout) {
+				missing = append(missing, "/"+w.String()+"/")
+			}
+		}
+	}
+	if code != 0 || len(missing) > 0 {
+		s.t.Fatalf("$ kubectl %s\nexit code %d (want 0); stdout lacks %v\n--- stdout:\n%s--- stderr:\n%s",
+			strings.Join(args, " "), code, missing, stdout, stderr)
+	}
+	return stdout
+}
+
+// do is want for a step typed in namespace ns: `kubectl ARGS -n ns`.
+func (s *shell) do(ns string, args string, wants ...any) string {
+	s.t.Helper()
+	return s.want(append(strings.Fields(args), "-n", ns), wants...)
+}
+
+// completes checks what kubectl's own completion offers for line (`kubectl __complete …`, as
+// the shell asks it on TAB), through the plugin's kubectl_complete-<name>.
+func (s *shell) completes(ns, line string, want ...string) {
+	s.t.Helper()
+	args := append([]string{"__complete"}, strings.Fields(line)...)
+	args = append(args, "-n", ns, "")
+	out := s.want(args)
+	got := strings.Split(strings.TrimSpace(out), "\n")
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			s.t.Errorf("$ kubectl %s\noffers %q, want %q among them", strings.Join(args, " "), got, w)
+		}
+	}
+}
+
+// TestWalkthroughMxJob: submit a job, list it, wait for it, read its logs and description,
+// complete its name, delete it.
+func TestWalkthroughMxJob(t *testing.T) {
+	s := newShell(t)
+	ns := namespace(t)
+	// The rendezvous workload in local mode computes alone and exits 0 at once.
+	s.do(ns, "mxjob submit walk --mode local --image "+builders.DefaultImage+" -- /mxjob-workload",
+		"mxjob.mxnet.mlkube.io/walk created")
+	s.do(ns, "mxjob list", regexp.MustCompile(`(?m)^NAME\s+MODE\s+STATE`), regexp.MustCompile(`(?m)^walk\s+local\s`))
+	s.do(ns, "mxjob wait walk --for=Succeeded --timeout=3m", "mxjob.mxnet.mlkube.io/walk Succeeded")
+	s.do(ns, "mxjob logs walk", "[pod/walk-worker-0] ", "local mode, no peers")
+	s.do(ns, "mxjob describe walk", regexp.MustCompile(`(?m)^Name:\s+walk$`), regexp.MustCompile(`(?m)^State:\s+Succeeded$`),
+		regexp.MustCompile(`(?m)^\s+WORKER\s+1\s+0\s+1\s+0\s`))
+
+	s.do(ns, "mxjob completion install", "kubectl_complete-mxjob -> ")
+	s.completes(ns, "mxjob get", "walk")
+
+	s.do(ns, "mxjob delete walk", `mxjob.mxnet.mlkube.io "walk" deleted`)
+}
+
+// walkthroughPod is the pod spec `kubectl etl init spec` turns into a Transform, as the README
+// shows it: the md5 example transformer, serving on the port named default.
+const walkthroughPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: transformer-md5
+spec:
+  containers:
+  - name: server
+    image: mlkube/transformer-md5:dev
+    ports:
+    - name: default
+      containerPort: 8000
+`
+
+// walkthroughUpper is the README's Python transformer.
+const walkthroughUpper = `def transform(data):
+    return data.upper()
+`
+
+// TestWalkthroughTransforms: Transforms from a pod spec and from code, listed and detailed, a
+// local file through each, a dataset through md5 on every node, stop and start, completion of
+// their names, and their removal.
+func TestWalkthroughTransforms(t *testing.T) {
+	s := newShell(t)
+	c := &runCluster{ns: namespace(t), nodes: readyNodes(t), clients: map[string]string{}}
+	for _, node := range c.nodes {
+		c.clients[node] = clientOn(t, c.ns, node)
+	}
+	ns := c.ns
+	s.file("pod.yaml", walkthroughPod)
+	s.file("t.py", walkthroughUpper)
+	local := "bytes of a local file, through the cluster's data path\n"
+	s.file("local.txt", local)
+
+	s.do(ns, "etl init spec -f pod.yaml --name md5", "transform.etl.mlkube.io/md5 created")
+	s.do(ns, "etl init code --name upper --runtime python3.11 --from-file t.py", "transform.etl.mlkube.io/upper created")
+	s.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/md5 transforms.etl.mlkube.io/upper --timeout=3m",
+		"transform.etl.mlkube.io/md5 condition met", "transform.etl.mlkube.io/upper condition met")
+	nodes := fmt.Sprintf("%d/%d", len(c.nodes), len(c.nodes))
+	s.do(ns, "etl show", regexp.MustCompile(`(?m)^NAME\s+COMMUNICATION\s+STAGE\s+NODES`),
+		regexp.MustCompile(`(?m)^md5\s+hpush\s+Running\s+`+nodes+`\s`), regexp.MustCompile(`(?m)^upper\s+\S+\s+Running\s+`+nodes+`\s`))
+	details := []any{regexp.MustCompile(`(?m)^NODE\s+POD\s+READY`)}
+	for _, node := range c.nodes {
+		details = append(details, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(node)+`\s+md5-\S+\s+true\s`))
+	}
+	s.do(ns, "etl details md5", details...)
+
+	if out := s.do(ns, "etl object md5 local.txt -"); out != md5hex([]byte(local)) {
+		t.Errorf("kubectl etl object md5 local.txt - wrote %q, want the file's md5 %s", out, md5hex([]byte(local)))
+	}
+	if out := s.do(ns, "etl object upper local.txt -"); out != strings.ToUpper(local) {
+		t.Errorf("kubectl etl object upper local.txt - wrote %q, want %q", out, strings.ToUpper(local))
+	}
+
+	// A dataset on every node, each node its own objects, and a destination the agent may write.
+	const count = 20
+	c.generate(t, "raw", count, -1)
+	c.prepare(t, "out")
+	s.do(ns, "etl run md5 --src raw --dst out --wait", regexp.MustCompile(`transformrun\.etl\.mlkube\.io/md5-\S+ created`))
+	c.wantOutputs(t, count, nil)
+
+	s.do(ns, "etl stop md5", "transform.etl.mlkube.io/md5 stopped")
+	s.do(ns, "wait --for=jsonpath={.status.stage}=Stopped transforms.etl.mlkube.io/md5 --timeout=3m", "condition met")
+	s.do(ns, "etl start md5", "transform.etl.mlkube.io/md5 started")
+	s.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/md5 --timeout=3m", "condition met")
+
+	s.do(ns, "etl completion install", "kubectl_complete-etl -> ")
+	s.completes(ns, "etl details", "md5", "upper")
+
+	s.do(ns, "etl rm md5 upper", `transform.etl.mlkube.io "md5" deleted`, `transform.etl.mlkube.io "upper" deleted`)
+}
