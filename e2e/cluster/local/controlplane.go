@@ -37,6 +37,16 @@ func apiserverArgs(p Plan, l layout) []string {
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--allow-privileged=true",
 		"--cert-dir=" + l.path("pki", "apiserver"),
+		// The aggregation layer (metrics.k8s.io from metrics-server): the API server proxies with
+		// the front proxy's client certificate and names the user in these headers; aggregated
+		// servers read the CA and names from kube-system/extension-apiserver-authentication.
+		"--proxy-client-cert-file=" + l.path("pki", "front-proxy-client.crt"),
+		"--proxy-client-key-file=" + l.path("pki", "front-proxy-client.key"),
+		"--requestheader-client-ca-file=" + l.path("pki", "front-proxy-ca.crt"),
+		"--requestheader-allowed-names=" + frontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 	}
 }
 

@@ -15,10 +15,13 @@ func (c *Cluster) writeFiles(sandboxImage string) error {
 		return err
 	}
 	files := map[string][]byte{
-		l.path("pki", "ca.crt"):        pki.CACert,
-		l.path("pki", "apiserver.crt"): pki.ServingCert,
-		l.path("pki", "apiserver.key"): pki.ServingKey,
-		l.path("pki", "sa.key"):        pki.ServiceAccountKey,
+		l.path("pki", "ca.crt"):                 pki.CACert,
+		l.path("pki", "apiserver.crt"):          pki.ServingCert,
+		l.path("pki", "apiserver.key"):          pki.ServingKey,
+		l.path("pki", "sa.key"):                 pki.ServiceAccountKey,
+		l.path("pki", "front-proxy-ca.crt"):     pki.FrontProxyCACert,
+		l.path("pki", "front-proxy-client.crt"): pki.FrontProxyClientCert,
+		l.path("pki", "front-proxy-client.key"): pki.FrontProxyClientKey,
 	}
 	var creds []credential
 	// addKubeconfig gives user a token and writes its kubeconfig at path.

@@ -182,6 +182,12 @@ func TestControlPlaneArgs(t *testing.T) {
 			"--service-cluster-ip-range=10.96.0.0/16", "--kubelet-preferred-address-types=InternalIP,Hostname",
 			"--token-auth-file=/repo/_output/cluster/pki/tokens.csv",
 		}},
+		"apiserver proxies to aggregated API servers": {apiserverArgs(p, l), []string{
+			"--proxy-client-cert-file=/repo/_output/cluster/pki/front-proxy-client.crt",
+			"--proxy-client-key-file=/repo/_output/cluster/pki/front-proxy-client.key",
+			"--requestheader-client-ca-file=/repo/_output/cluster/pki/front-proxy-ca.crt",
+			"--requestheader-allowed-names=front-proxy-client",
+		}},
 		"controller manager publishes the CA": {controllerManagerArgs(p, l), []string{"--root-ca-file=/repo/_output/cluster/pki/ca.crt"}},
 		"scheduler":                           {schedulerArgs(l), []string{"--kubeconfig=/repo/_output/cluster/kube-scheduler.kubeconfig"}},
 	} {
