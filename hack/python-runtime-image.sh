@@ -3,7 +3,8 @@
 # Debian's packages, because this project's machines can pull no image: the files of
 # python3.11-minimal, libpython3.11-minimal and libpython3.11-stdlib (without docs), a
 # /usr/bin/python3 link, and the shared libraries that ldd reports for the interpreter and its
-# extension modules, with the loader. No pip: code with dependencies fails clearly in this image.
+# extension modules, with the loader; and Debian's pip (with setuptools, wheel and distutils), which
+# the runtime runs to install a Transform's spec.code.dependencies into a private directory.
 #
 # Installs the packages with apt-get when they are missing (needs root). The layer, an
 # uncompressed tar, is cached under $MLKUBE_CACHE/runtime-python3.11-<key>/layer.tar, the key
@@ -14,7 +15,8 @@
 set -euo pipefail
 
 PYTHON=python3.11
-packages=("$PYTHON-minimal" "lib$PYTHON-minimal" "lib$PYTHON-stdlib")
+packages=("$PYTHON-minimal" "lib$PYTHON-minimal" "lib$PYTHON-stdlib"
+  python3-pip python3-setuptools python3-wheel python3-pkg-resources python3-distutils python3-lib2to3)
 CACHE=${MLKUBE_CACHE:-$HOME/.cache/mlkube}
 
 installed() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^ii'; }
@@ -79,6 +81,7 @@ done
 # Sanity check before caching: the collected interpreter runs on its own.
 if [ "$(id -u)" = 0 ]; then
   chroot "$root" /usr/bin/python3 -c 'import hashlib, json, zlib, ssl, sqlite3, encodings.idna' >&2
+  chroot "$root" /usr/bin/python3 -m pip --version >&2
 fi
 
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$root" -cf "$layer.tmp" \
