@@ -206,19 +206,28 @@ func TestUnpackStaysInside(t *testing.T) {
 	}
 }
 
-// TestCoreDNSVersionIsPinned: the CoreDNS image is tagged with the release the pinned build module
-// makes, so a change of pins cannot leave an image named for another version.
-func TestCoreDNSVersionIsPinned(t *testing.T) {
-	mod, err := os.ReadFile(filepath.Join(moduleRoot(t), "hack", "corednsbuild", "go.mod"))
-	if err != nil {
-		t.Fatal(err)
+// TestVersionsArePinned: each image built from a pinned module is tagged with the release that
+// module makes, so a change of pins cannot leave an image named for another version.
+func TestVersionsArePinned(t *testing.T) {
+	for name, tc := range map[string]struct {
+		moddir, module, version string
+	}{
+		"CoreDNS":        {"corednsbuild", "github.com/coredns/coredns", CoreDNSVersion},
+		"metrics-server": {"metricsserverbuild", "sigs.k8s.io/metrics-server", MetricsServerVersion},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mod, err := os.ReadFile(filepath.Join(moduleRoot(t), "hack", tc.moddir, "go.mod"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.module + " " + tc.version
+			for _, line := range strings.Split(string(mod), "\n") {
+				line, _, _ = strings.Cut(line, "//")
+				if strings.TrimSpace(strings.TrimPrefix(line, "require ")) == want {
+					return
+				}
+			}
+			t.Errorf("hack/%s/go.mod does not require %q; set the version in table.go to the pinned release", tc.moddir, want)
+		})
 	}
-	want := "github.com/coredns/coredns " + CoreDNSVersion
-	for _, line := range strings.Split(string(mod), "\n") {
-		line, _, _ = strings.Cut(line, "//")
-		if strings.TrimSpace(strings.TrimPrefix(line, "require ")) == want {
-			return
-		}
-	}
-	t.Errorf("hack/corednsbuild/go.mod does not require %q; set CoreDNSVersion to the pinned release", want)
 }

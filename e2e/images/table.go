@@ -1,8 +1,13 @@
 package images
 
 // CoreDNSVersion is the CoreDNS release hack/coredns.sh builds for the local cluster; it is pinned by
-// hack/corednsbuild/go.mod, and TestCoreDNSVersionIsPinned keeps the two the same.
+// hack/corednsbuild/go.mod, and TestVersionsArePinned keeps the two the same.
 const CoreDNSVersion = "v1.15.0"
+
+// MetricsServerVersion is the metrics-server release hack/metrics-server.sh builds for the e2e
+// clusters; it is pinned by hack/metricsserverbuild/go.mod, and TestVersionsArePinned keeps the two
+// the same.
+const MetricsServerVersion = "v0.9.0"
 
 // The images the project builds. A new image is one more entry here and in All.
 var (
@@ -14,6 +19,12 @@ var (
 	CoreDNS = Spec{
 		Ref:    "mlkube/coredns:" + CoreDNSVersion,
 		Script: "hack/coredns.sh",
+	}
+	// MetricsServer serves metrics.k8s.io on the e2e clusters (`kubectl mxjob top`, `kubectl etl
+	// metrics`); e2e/cluster deploys it on every provider.
+	MetricsServer = Spec{
+		Ref:    "mlkube/metrics-server:" + MetricsServerVersion,
+		Script: "hack/metrics-server.sh",
 	}
 	// TestServer is the e2e suite's workload: it answers with its pod and node, and fetches or
 	// resolves on request, so a test can probe the cluster network from inside a pod.
@@ -49,6 +60,6 @@ var NodeAgent = Spec{Ref: "mlkube/node-agent:dev", Package: "./cmd/node-agent"}
 
 // All lists every image `make images` builds.
 func All() []Spec {
-	return []Spec{Manager, Pause, CoreDNS, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
+	return []Spec{Manager, Pause, CoreDNS, MetricsServer, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
 		IOShim, RuntimePython311, NodeAgent}
 }
