@@ -1,7 +1,7 @@
 // Command cluster brings the e2e cluster up and down: kind where a container engine answers, the
 // docker-less local cluster otherwise (MLKUBE_CLUSTER_PROVIDER=kind|local forces one).
 //
-//	go run ./e2e/cmd/cluster up           # create; prints the kubeconfig path
+//	go run ./e2e/cmd/cluster up           # create, with metrics-server; prints the kubeconfig path
 //	go run ./e2e/cmd/cluster load-images  # every tarball in _output/images, or the ones given
 //	go run ./e2e/cmd/cluster kubeconfig   # print the kubeconfig path
 //	go run ./e2e/cmd/cluster down         # remove everything up made
@@ -52,6 +52,10 @@ func run(ctx context.Context, args []string) error {
 	case "up":
 		if err := p.Up(ctx); err != nil {
 			return fmt.Errorf("%w (logs: _output/cluster/logs)", err)
+		}
+		// On every provider, so that `kubectl mxjob top` and `kubectl etl metrics` have numbers.
+		if err := cluster.InstallMetricsServer(ctx, p, logf); err != nil {
+			return fmt.Errorf("metrics-server: %w", err)
 		}
 		fmt.Println(p.Kubeconfig())
 		return nil
