@@ -79,6 +79,18 @@ lint: ## gofmt, go vet, golangci-lint (.golangci.yml) and the manager's dependen
 	$(GOLANGCI_LINT) run ./...
 	hack/verify-deps.sh
 
+##@ krew
+
+# The release make krew stamps into the plugins and krew/*.yaml: the VERSION file at the root when
+# there is one.
+KREW_VERSION ?= $(if $(wildcard VERSION),$(strip $(file < VERSION)),v0.1.0)
+KREW_ARCHIVES := _output/krew
+
+.PHONY: krew
+krew: ## kubectl-etl and kubectl-mxjob archives for linux and darwin on amd64 and arm64 into _output/krew, their sha256s into krew/*.yaml
+	hack/krew/archives.sh $(KREW_ARCHIVES) $(KREW_VERSION)
+	hack/krew/manifests.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
+
 ##@ Test
 
 .PHONY: envtest-assets
