@@ -91,6 +91,10 @@ krew: ## kubectl-etl and kubectl-mxjob archives for linux and darwin on amd64 an
 	hack/krew/archives.sh $(KREW_ARCHIVES) $(KREW_VERSION)
 	hack/krew/manifests.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
 
+.PHONY: krew-check
+krew-check: ## krew's validator on krew/*.yaml, their sha256s against fresh archives, the real krew's install of each, the plugins run by kubectl
+	hack/krew/check.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
+
 ##@ Test
 
 .PHONY: envtest-assets
