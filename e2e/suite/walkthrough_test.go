@@ -132,10 +132,13 @@ func (s *shell) want(args []string, wants ...any) string {
 	return stdout
 }
 
-// do is want for a step typed in namespace ns: `kubectl ARGS -n ns`.
+// do is want for a step typed in namespace ns: `kubectl PLUGIN COMMAND -n ns ARGS…`, the
+// namespace before the arguments, which may end in `-- COMMAND…` that must not take it.
 func (s *shell) do(ns string, args string, wants ...any) string {
 	s.t.Helper()
-	return s.want(append(strings.Fields(args), "-n", ns), wants...)
+	f := strings.Fields(args)
+	n := min(2, len(f))
+	return s.want(slices.Concat(f[:n], []string{"-n", ns}, f[n:]), wants...)
 }
 
 // completes checks what kubectl's own completion offers for line (`kubectl __complete …`, as
