@@ -102,7 +102,7 @@ envtest-assets: ## build kube-apiserver (cached) for the integration tests
 	hack/envtest-assets.sh
 
 .PHONY: test-all
-test-all: lint test e2e ## everything README promises: lint, unit, integration, fuzz, e2e on a real cluster
+test-all: lint test krew-check e2e ## everything README promises: lint, unit, integration, fuzz, the krew manifests, e2e on a real cluster
 
 .PHONY: test
 test: test-unit test-race fuzz ## unit and integration tests (real kube-apiserver + etcd), the data path under -race, then fuzzing
