@@ -11,11 +11,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/e2e/internal/repo"
 	"github.com/mlkube/mlkube/internal/builders"
+	"k8s.io/utils/ptr"
 )
 
 // The README's "kubectl plugins" walkthrough, typed as a user types it: the real kubectl, which
@@ -174,6 +177,18 @@ func TestWalkthroughMxJob(t *testing.T) {
 	s.completes(ns, "mxjob get", "walk")
 
 	s.do(ns, "mxjob delete walk", `mxjob.mxnet.mlkube.io "walk" deleted`)
+
+	// top needs a job that keeps running: the testserver serves until it is deleted. The
+	// cluster's metrics-server samples pods every 15 s: poll until the worker has numbers.
+	s.do(ns, "mxjob submit busy --mode local --image "+clientImage+" -- /testserver", "mxjob.mxnet.mlkube.io/busy created")
+	k8s.Eventually(t, "kubectl mxjob top busy to show the worker's CPU and memory", func(context.Context) (bool, error) {
+		code, out, stderr := s.exec("mxjob", "top", "busy", "-n", ns)
+		if code != 0 {
+			return false, fmt.Errorf("kubectl mxjob top busy: exit %d: %s", code, stderr)
+		}
+		return regexp.MustCompile(`(?m)^busy-worker-0\s+worker-0\s+\d+m\s+\d+Mi\s*$`).MatchString(out), nil
+	})
+	s.do(ns, "mxjob delete busy", `mxjob.mxnet.mlkube.io "busy" deleted`)
 }
 
 // walkthroughPod is the pod spec `kubectl etl init spec` turns into a Transform, as the README
@@ -223,6 +238,19 @@ func TestWalkthroughTransforms(t *testing.T) {
 		details = append(details, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(node)+`\s+md5-\S+\s+true\s`))
 	}
 	s.do(ns, "etl details md5", details...)
+	// The cluster's metrics-server samples pods every 15 s: poll until each node's row has numbers.
+	k8s.Eventually(t, "kubectl etl metrics md5 to show CPU and memory on every node", func(context.Context) (bool, error) {
+		code, out, stderr := s.exec("etl", "metrics", "md5", "-n", ns)
+		if code != 0 {
+			return false, fmt.Errorf("kubectl etl metrics md5: exit %d: %s", code, stderr)
+		}
+		for _, node := range c.nodes {
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(node) + `\s+md5-\S+\s+\d+m\s+\d+Mi\s*$`).MatchString(out) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 
 	if out := s.do(ns, "etl object md5 local.txt -"); out != md5hex([]byte(local)) {
 		t.Errorf("kubectl etl object md5 local.txt - wrote %q, want the file's md5 %s", out, md5hex([]byte(local)))
@@ -247,4 +275,62 @@ func TestWalkthroughTransforms(t *testing.T) {
 	s.completes(ns, "etl details", "md5", "upper")
 
 	s.do(ns, "etl rm md5 upper", `transform.etl.mlkube.io "md5" deleted`, `transform.etl.mlkube.io "upper" deleted`)
+}
+
+// TestPluginListSpeed reports what `kubectl mxjob list` costs next to `kubectl get mxjobs`, both
+// real processes through the same kubectl, in an empty namespace and in one of 1000 MxJobs
+// (suspended, so no pod runs): the median of 7 interleaved runs each and their ratio. Reported,
+// not asserted: a timed assertion would fail on a loaded machine, not on slow code.
+func TestPluginListSpeed(t *testing.T) {
+	s := newShell(t)
+	ns := namespace(t)
+	measure := func(label string) {
+		t.Helper()
+		var plugin, get []time.Duration
+		for range 7 {
+			for _, c := range []struct {
+				args []string
+				into *[]time.Duration
+			}{{[]string{"mxjob", "list", "-n", ns}, &plugin}, {[]string{"get", "mxjobs", "-n", ns}, &get}} {
+				start := time.Now()
+				if code, _, stderr := s.exec(c.args...); code != 0 {
+					t.Fatalf("kubectl %s: exit %d: %s", strings.Join(c.args, " "), code, stderr)
+				}
+				*c.into = append(*c.into, time.Since(start))
+			}
+		}
+		p, g := median(plugin), median(get)
+		t.Logf("%s: kubectl mxjob list %s, kubectl get mxjobs %s (median of 7): %.2fx of kubectl",
+			label, p.Round(time.Millisecond), g.Round(time.Millisecond), float64(p)/float64(g))
+	}
+	measure("empty namespace")
+
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				job := builders.MxJob(fmt.Sprintf("job-%04d", i)).Namespace(ns).Local().
+					RunPolicy(func(p *v1beta1.RunPolicy) { p.Suspend = ptr.To(true) }).Obj()
+				if err := k8s.Create(context.Background(), job); err != nil {
+					t.Errorf("creating %s: %v", job.Name, err)
+				}
+			}
+		})
+	}
+	for i := range 1000 {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	measure("1000 MxJobs")
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
