@@ -129,3 +129,6 @@ func getTransform(ctx context.Context, env *cli.Env, name string) (*v1alpha1.Tra
 
 // Main runs kubectl etl and returns its exit code.
 func Main() int { return cli.Main(Plugin, NewScheme(), Commands) }
+
+// NewRoot returns kubectl etl's root command on env, as Main runs it.
+func NewRoot(env *cli.Env) *cobra.Command { return cli.NewRoot(Plugin, env, Commands(env)...) }

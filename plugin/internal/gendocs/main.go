@@ -54,7 +54,7 @@ func pluginRoots() []*cobra.Command {
 	mx := cli.NewEnv(streams, cli.NewConfigFlags(), mxjob.NewScheme())
 	et := cli.NewEnv(streams, cli.NewConfigFlags(), etl.NewScheme())
 	return []*cobra.Command{
-		cli.NewRoot(mxjob.Plugin, mx, mxjob.Commands(mx)...),
-		cli.NewRoot(etl.Plugin, et, etl.Commands(et)...),
+		mxjob.NewRoot(mx),
+		etl.NewRoot(et),
 	}
 }

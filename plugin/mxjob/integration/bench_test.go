@@ -19,7 +19,7 @@ import (
 // of 1000 MxJobs. Run with: make envtest-bench or
 // KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go test ./plugin/mxjob/integration -run - -bench List
 func BenchmarkList(b *testing.B) {
-	dyn := dynamic.NewForConfigOrDie(cfg)
+	dyn := dynamic.NewForConfigOrDie(server.Config)
 	gvr := v1beta1.GroupVersion.WithResource("mxjobs")
 	for _, n := range []int{0, 1000} {
 		ns := fmt.Sprintf("bench-%d", n)

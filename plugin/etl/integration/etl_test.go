@@ -1,0 +1,120 @@
+// Package integration runs kubectl-etl against a real API server (envtest: kube-apiserver and etcd
+// with mlkube's CRDs), through kubectl's own ConfigFlags, as a user's kubeconfig would.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/plugin/etl"
+	"github.com/mlkube/mlkube/plugin/internal/cli/clitest"
+)
+
+var (
+	server *clitest.APIServer
+	k8s    client.Client
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(clitest.RunWithAPIServer(m, etl.NewScheme(), func(s *clitest.APIServer) {
+		server = s
+		var err error
+		if k8s, err = client.New(s.Config, client.Options{Scheme: s.Scheme}); err != nil {
+			fmt.Fprintf(os.Stderr, "client: %v\n", err)
+			os.Exit(1)
+		}
+	}))
+}
+
+const transforms = `apiVersion: etl.mlkube.io/v1alpha1
+kind: Transform
+metadata: {name: md5}
+spec:
+  runtime: {image: mlkube/transformer-md5:dev}
+---
+apiVersion: etl.mlkube.io/v1alpha1
+kind: Transform
+metadata: {name: upper}
+spec:
+  runtime: {image: mlkube/transformer-upper:dev}
+`
+
+// TestInitShowStopStartRunRm: a Transform's life through kubectl etl against the real API server;
+// each step's output exact and its effect read back from the server.
+func TestInitShowStopStartRunRm(t *testing.T) {
+	ctx := context.Background()
+	const ns = "etl"
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	md5 := func() *v1alpha1.Transform {
+		t.Helper()
+		var tr v1alpha1.Transform
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "md5"}, &tr); err != nil {
+			t.Fatal(err)
+		}
+		return &tr
+	}
+	for _, step := range []struct {
+		args    []string
+		stdin   string
+		wantOut string
+		check   func() error
+	}{
+		{args: []string{"init", "-f", "-", "-n", ns}, stdin: transforms,
+			wantOut: "transform.etl.mlkube.io/md5 created\ntransform.etl.mlkube.io/upper created\n"},
+		{args: []string{"show", "-n", ns, "-o", "name"}, wantOut: "transform.etl.mlkube.io/md5\ntransform.etl.mlkube.io/upper\n"},
+		{args: []string{"stop", "md5", "-n", ns}, wantOut: "transform.etl.mlkube.io/md5 stopped\n",
+			check: func() error { return want(md5().Spec.Stopped, true, "spec.stopped") }},
+		{args: []string{"start", "md5", "-n", ns}, wantOut: "transform.etl.mlkube.io/md5 started\n",
+			check: func() error { return want(md5().Spec.Stopped, false, "spec.stopped") }},
+		{args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--run-name", "r1", "--workers", "8", "-n", ns},
+			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
+			check: func() error {
+				var r v1alpha1.TransformRun
+				if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r1"}, &r); err != nil {
+					return err
+				}
+				s := r.Spec
+				if s.Transform != "md5" || s.Source.Prefix != "raw" || s.Destination.Prefix != "out" || s.WorkersPerNode == nil || *s.WorkersPerNode != 8 {
+					return fmt.Errorf("stored run spec %+v, want md5 over raw into out with 8 workers", s)
+				}
+				return nil
+			}},
+		{args: []string{"rm", "md5", "upper", "-n", ns},
+			wantOut: "transform.etl.mlkube.io \"md5\" deleted\ntransform.etl.mlkube.io \"upper\" deleted\n",
+			check: func() error {
+				err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "upper"}, &v1alpha1.Transform{})
+				if !apierrors.IsNotFound(err) {
+					return fmt.Errorf("upper after rm: %w, want not found", err)
+				}
+				return nil
+			}},
+	} {
+		out, errOut, code := server.Run(t, etl.NewRoot, cache, step.stdin, step.args...)
+		if code != 0 || out != step.wantOut {
+			t.Fatalf("kubectl etl %v: exit %d\nstdout %q\nwant   %q\nstderr %s", step.args, code, out, step.wantOut, errOut)
+		}
+		if step.check != nil {
+			if err := step.check(); err != nil {
+				t.Fatalf("after kubectl etl %v: %v", step.args, err)
+			}
+		}
+	}
+}
+
+func want[T comparable](got, want T, what string) error {
+	if got != want {
+		return fmt.Errorf("%s = %v, want %v", what, got, want)
+	}
+	return nil
+}

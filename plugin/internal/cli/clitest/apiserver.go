@@ -1,0 +1,64 @@
+package clitest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/spf13/cobra"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/mlkube/mlkube/internal/kubetest"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+)
+
+// APIServer is a real API server (envtest: kube-apiserver and etcd) with mlkube's CRDs alone: a
+// plugin's reads and writes need no webhook, and without the manager objects stay as created, so
+// outputs are exact.
+type APIServer struct {
+	Config *rest.Config
+	Scheme *k8sruntime.Scheme
+}
+
+// RunWithAPIServer is a TestMain: it starts the API server, runs the tests with it, stops it and
+// returns the exit code. Without envtest's binaries it skips, as the other integration suites do.
+func RunWithAPIServer(m *testing.M, scheme *k8sruntime.Scheme, run func(*APIServer)) int {
+	if !kubetest.HaveEnvtest() {
+		return 0
+	}
+	_, self, _, _ := runtime.Caller(0)
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(filepath.Dir(self), "..", "..", "..", "..", "manifests", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+		}
+	}()
+	run(&APIServer{Config: cfg, Scheme: scheme})
+	return m.Run()
+}
+
+// Run runs the plugin whose root newRoot builds, as its main would, with kubectl's ConfigFlags
+// wrapped to reach the API server and the discovery cache in cacheDir.
+func (s *APIServer) Run(t testing.TB, newRoot func(*cli.Env) *cobra.Command, cacheDir, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	flags := cli.NewConfigFlags().WithWrapConfigFn(func(*rest.Config) *rest.Config { return rest.CopyConfig(s.Config) })
+	flags.CacheDir = &cacheDir
+	env := cli.NewEnv(genericiooptions.IOStreams{In: bytes.NewBufferString(stdin), Out: out, ErrOut: errOut}, flags, s.Scheme)
+	code = cli.Execute(newRoot(env), args)
+	return out.String(), errOut.String(), code
+}
