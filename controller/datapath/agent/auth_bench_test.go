@@ -50,9 +50,7 @@ func BenchmarkAuthorization(b *testing.B) {
 					e.addTransform("echo", etlv1alpha1.CommHPush, "", echo)
 					url := e.transformURL("echo", "object", wire.Query{})
 					payload := transformertest.Object{Size: size}.Bytes()
-					nsPerOp := runObjects(b, size, func(c *http.Client) error {
-						return roundTrip(c, http.MethodPut, url, token, payload)
-					})
+					nsPerOp := runObjects(b, size, benchClients, httpClients(b, http.MethodPut, url, token, payload))
 					if mode == "open" {
 						open = nsPerOp
 					} else {

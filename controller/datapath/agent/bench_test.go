@@ -2,15 +2,20 @@ package agent
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
@@ -18,52 +23,43 @@ import (
 )
 
 // BenchmarkDataPath moves objects along the real path, client → agent →
-// transformer (the SDK's echo) → agent → client, on loopback, by every
-// communicator, and along two baselines measured in the same run:
+// transformer → agent → client, on loopback, by every communicator, each
+// against baselines that do the same work at the same concurrency in the
+// same run:
 //
-//	bare   a client and a bare net/http echo
-//	chain  the same path built from bare parts: a TCP relay (io.Copy both
-//	       ways) in place of the agent, the bare echo in place of the
-//	       transformer
+//	bare       a client and a bare net/http echo (PUT, result = body)
+//	chain      the same path built from bare parts: a TCP relay (io.Copy
+//	           both ways) in place of the agent, the bare echo behind it
+//	bare-get   a GET of the same file from net/http's file server (hpull's
+//	           client GETs an object of the data root); chain-get relays it
+//	bare-exec  the io transformer's command, run per object without mlkube
+//	           (io runs the real io-shim binary serving `cat`)
+//	coder-ws   a WebSocket echo of coder/websocket, client and server
+//	bare-ws    the same echo with mlkube's own WebSocket (internal/ws) on
+//	           both ends, and the same in-flight window as ws-stream
 //
 //	go test -run '^$' -bench DataPath -benchtime 2s ./controller/datapath/agent
 //
-// The baselines run first in each size; every agent result reports its rate
-// relative to them (x-chain, x-bare: higher is better, 1 is as fast as the
-// baseline) and ws also relative to hpush (x-hpush).
-//
-// Objects of 4 KiB to 1 MiB are driven by benchParallelism client goroutines
-// per CPU (b.RunParallel), each sending one object after the other on its
-// own keep-alive connection (one HTTP exchange per object with the agent):
-// a node's clients are concurrent, and the ws pool pipelines their objects
-// over its persistent connections. ws-stream is the ws communicator driven
-// by streaming clients (PathStream): each client goroutine keeps up to
-// streamWindow objects in flight on one WebSocket to the agent, which
-// pipelines them over its pool, so no hop pays a per-object HTTP exchange.
-// The 64 MiB object is a single stream (one object on one stream). hpull is driven the way its clients use it: a
-// GET of an object in the data root, which the transformer fetches from the
-// agent as an in-flight capability.
+// A row's name says its concurrency: -c8 is 8 clients, each with one object
+// in flight; -c8w16 is 8 streaming clients with up to 16 objects in flight
+// each. Objects up to 1 MiB are driven by benchClients clients; 64 MiB is one
+// client with one object in flight, one stream. Every result is checked,
+// length and content, on every row. Baselines run first in each size; each
+// row reports its rate relative to its baselines (x-<baseline>: higher is
+// better, 1 is as fast).
 func BenchmarkDataPath(b *testing.B) {
+	shim := ioShimBinary(b)
 	for _, size := range []int{4 << 10, 64 << 10, 1 << 20, 64 << 20} {
 		b.Run(sizeName(size), func(b *testing.B) {
-			results := map[string]float64{} // path → ns/op
-			for _, path := range []string{"bare", "chain", "hpush", "hpull", "io", "ws", "ws-stream"} {
-				b.Run(path, func(b *testing.B) {
-					var nsPerOp float64
-					if path == "ws-stream" {
-						nsPerOp = runStream(b, size)
-					} else {
-						nsPerOp = runObjects(b, size, setupPath(b, path, size))
-					}
-					results[path] = nsPerOp
-					if base, ok := results["chain"]; ok && path != "chain" {
-						b.ReportMetric(base/nsPerOp, "x-chain")
-					}
-					if base, ok := results["bare"]; ok && path != "bare" {
-						b.ReportMetric(base/nsPerOp, "x-bare")
-					}
-					if base, ok := results["hpush"]; ok && strings.HasPrefix(path, "ws") {
-						b.ReportMetric(base/nsPerOp, "x-hpush")
+			results := map[string]float64{} // row name → ns/op
+			for _, r := range benchRows(size) {
+				b.Run(r.name(), func(b *testing.B) {
+					nsPerOp := r.run(b, size, shim)
+					results[r.name()] = nsPerOp
+					for _, base := range r.bases {
+						if ns, ok := results[base.name()]; ok {
+							b.ReportMetric(ns/nsPerOp, "x-"+base.path)
+						}
 					}
 				})
 			}
@@ -71,12 +67,106 @@ func BenchmarkDataPath(b *testing.B) {
 	}
 }
 
-// benchParallelism is the number of client goroutines per CPU.
-const benchParallelism = 4
+// benchClients is how many clients drive objects smaller than streamSize.
+const benchClients = 8
 
 // streamSize is the size from which one object is one stream rather than
 // one of many concurrent objects.
 const streamSize = 64 << 20
+
+// streamWindow is how many objects a streaming client keeps in flight below
+// streamSize.
+const streamWindow = 16
+
+// benchRow is one path at one concurrency, and the rows it is compared to.
+type benchRow struct {
+	path    string
+	clients int
+	// window is the objects in flight per client; 0 for a client that
+	// sends one object at a time over HTTP or exec.
+	window int
+	bases  []benchRow
+}
+
+func (r benchRow) name() string {
+	if r.window == 0 {
+		return fmt.Sprintf("%s-c%d", r.path, r.clients)
+	}
+	return fmt.Sprintf("%s-c%dw%d", r.path, r.clients, r.window)
+}
+
+// benchRows are the rows of size, each after its baselines.
+func benchRows(size int) []benchRow {
+	clients, window := benchClients, streamWindow
+	if size >= streamSize {
+		clients, window = 1, 1
+	}
+	at := func(path string, bases ...benchRow) benchRow {
+		return benchRow{path: path, clients: clients, bases: bases}
+	}
+	streaming := func(path string, window int, bases ...benchRow) benchRow {
+		return benchRow{path: path, clients: clients, window: window, bases: bases}
+	}
+	bare, chain := at("bare"), at("chain")
+	hpush := at("hpush", bare, chain)
+	bareGet, chainGet := at("bare-get"), at("chain-get")
+	bareExec := at("bare-exec")
+	coderWS := streaming("coder-ws", window)
+	bareWS := streaming("bare-ws", window, coderWS)
+	rows := []benchRow{
+		bare, chain, hpush, at("ws", bare, chain, hpush),
+		bareGet, chainGet, at("hpull", bareGet, chainGet),
+		bareExec, at("io", bareExec),
+		coderWS, bareWS,
+	}
+	if window == 1 {
+		// One object in flight per client, as hpush has.
+		return append(rows, streaming("ws-stream", 1, bareWS, coderWS, hpush))
+	}
+	return append(rows,
+		streaming("ws-stream", window, bareWS, coderWS),
+		streaming("ws-stream", 1, hpush))
+}
+
+// run starts the servers of the row and drives b.N objects through them.
+func (r benchRow) run(b *testing.B, size int, shim func() string) float64 {
+	payload := transformertest.Object{Size: size}.Bytes()
+	put := func(url string) float64 {
+		return runObjects(b, size, r.clients, httpClients(b, http.MethodPut, url, "", payload))
+	}
+	get := func(url string) float64 {
+		return runObjects(b, size, r.clients, httpClients(b, http.MethodGet, url, "", payload))
+	}
+	switch r.path {
+	case "bare":
+		return put(bareEcho(b) + "/object")
+	case "chain":
+		return put(tcpRelay(b, strings.TrimPrefix(bareEcho(b), "http://")) + "/object")
+	case "bare-get":
+		return get(fileServer(b, payload) + "/object")
+	case "chain-get":
+		return get(tcpRelay(b, strings.TrimPrefix(fileServer(b, payload), "http://")) + "/object")
+	case "bare-exec":
+		return runObjects(b, size, r.clients, execClients(payload, ioCommand))
+	case "io":
+		e := newEnv(b)
+		e.addTarget("cat", etlv1alpha1.CommIO, startIOShim(b, shim(), r.clients, ioCommand))
+		return put(e.transformURL("cat", "object", wire.Query{}))
+	case "hpull":
+		e := newEnv(b)
+		e.addTransform("echo", etlv1alpha1.CommHPull, "", echo)
+		e.writeObject("object", payload)
+		return get(e.transformURL("echo", "object", wire.Query{}))
+	case "hpush", "ws":
+		e := newEnv(b)
+		e.addTransform("echo", etlv1alpha1.Communication(r.path), "", echo)
+		return put(e.transformURL("echo", "object", wire.Query{}))
+	case "ws-stream", "bare-ws", "coder-ws":
+		return runWindowed(b, payload, r.clients, r.window, wsDialer(b, r.path))
+	}
+	b.Fatalf("no row %s", r.path)
+	return 0
+}
 
 func sizeName(size int) string {
 	if size >= 1<<20 {
@@ -85,74 +175,55 @@ func sizeName(size int) string {
 	return fmt.Sprintf("%dKiB", size>>10)
 }
 
-// runObjects runs do b.N times and returns the time per object.
-func runObjects(b *testing.B, size int, do func(c *http.Client) error) float64 {
+// runObjects drives b.N objects on clients goroutines, each with its own
+// client from newClient, sending one object after the other, and returns the
+// time per object. One client is one sequential stream.
+func runObjects(b *testing.B, size, clients int, newClient func() func() error) float64 {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
-	if size >= streamSize {
-		c := benchClient()
-		defer c.CloseIdleConnections()
-		for b.Loop() {
-			if err := do(c); err != nil {
-				b.Fatal(err)
-			}
-		}
-	} else {
-		b.SetParallelism(benchParallelism)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			c := benchClient()
-			defer c.CloseIdleConnections()
-			for pb.Next() {
-				if err := do(c); err != nil {
+	dos := make([]func() error, clients)
+	for i := range dos {
+		dos[i] = newClient()
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for _, do := range dos {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				if err := do(); err != nil {
 					b.Error(err)
+					next.Store(math.MaxInt64 / 2) // the others stop too
 					return
 				}
 			}
 		})
 	}
+	wg.Wait()
 	b.StopTimer()
-	elapsed := b.Elapsed()
-	return float64(elapsed.Nanoseconds()) / float64(b.N)
+	return float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 }
 
-// benchClient is one client with its own connections.
-func benchClient() *http.Client {
-	t := newTransport()
-	t.MaxIdleConnsPerHost = 4
-	return &http.Client{Transport: t}
-}
-
-// setupPath starts the servers of path and returns one object's round trip.
-func setupPath(b *testing.B, path string, size int) func(c *http.Client) error {
-	payload := transformertest.Object{Size: size}.Bytes()
-	put := func(url string) func(c *http.Client) error {
-		return func(c *http.Client) error {
-			return roundTrip(c, http.MethodPut, url, "", payload)
+// httpClients makes clients for runObjects: each has its own connections
+// and sends one object by method to url, with token as its bearer token
+// when set, and payload as its body for a PUT. The result must be payload.
+func httpClients(b *testing.B, method, url, token string, payload []byte) func() func() error {
+	return func() func() error {
+		t := newTransport()
+		t.MaxIdleConnsPerHost = 4
+		c := &http.Client{Transport: t}
+		b.Cleanup(c.CloseIdleConnections)
+		chk := newChecker(payload)
+		var body []byte
+		if method == http.MethodPut {
+			body = payload
 		}
+		return func() error { return roundTrip(c, method, url, token, body, chk) }
 	}
-	switch path {
-	case "bare":
-		echo := bareEcho(b)
-		return put(echo + "/object")
-	case "chain":
-		echo := bareEcho(b)
-		return put(tcpRelay(b, echo[len("http://"):]) + "/object")
-	}
-	e := newEnv(b)
-	comm := etlv1alpha1.Communication(path)
-	e.addTransform("echo", comm, "", echo)
-	if comm == etlv1alpha1.CommHPull {
-		e.writeObject("object", payload)
-		url := e.transformURL("echo", "object", wire.Query{})
-		return func(c *http.Client) error { return roundTrip(c, http.MethodGet, url, "", nil) }
-	}
-	return put(e.transformURL("echo", "object", wire.Query{}))
 }
 
-// roundTrip sends one object, with token as its bearer token when set, and reads the result to
-// its end.
-func roundTrip(c *http.Client, method, url, token string, payload []byte) error {
+// roundTrip sends one object and checks its result with chk.
+func roundTrip(c *http.Client, method, url, token string, payload []byte, chk *checker) error {
 	var body io.Reader
 	if payload != nil {
 		body = bytes.NewReader(payload)
@@ -169,11 +240,76 @@ func roundTrip(c *http.Client, method, url, token string, payload []byte) error 
 		return err
 	}
 	defer resp.Body.Close()
-	n, err := io.Copy(io.Discard, resp.Body)
-	if err == nil && (resp.StatusCode != http.StatusOK || (payload != nil && n != int64(len(payload)))) {
-		err = fmt.Errorf("%s %s: status %d, %d bytes", method, url, resp.StatusCode, n)
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s %s: status %d: %s", method, url, resp.StatusCode, msg)
 	}
-	return err
+	if err := chk.check(resp.Body); err != nil {
+		return fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	return nil
+}
+
+// checker compares results with the object it expects as they stream in,
+// through its own buffer, so checking costs every row the same.
+type checker struct {
+	want []byte
+	off  int
+	buf  []byte
+}
+
+func newChecker(want []byte) *checker {
+	return &checker{want: want, buf: make([]byte, bufferSize)}
+}
+
+var errResultDiffers = errors.New("result differs from the object")
+
+// Write takes the next bytes of a result (for writers of a message).
+func (c *checker) Write(p []byte) (int, error) {
+	if len(p) > len(c.want)-c.off || !bytes.Equal(p, c.want[c.off:c.off+len(p)]) {
+		return 0, fmt.Errorf("%w at byte %d", errResultDiffers, c.off)
+	}
+	c.off += len(p)
+	return len(p), nil
+}
+
+// ReadFrom takes a whole result, so io.Copy reads it into c's buffer.
+func (c *checker) ReadFrom(r io.Reader) (int64, error) {
+	var n int64
+	for {
+		m, err := r.Read(c.buf)
+		if m > 0 {
+			if _, werr := c.Write(c.buf[:m]); werr != nil {
+				return n, werr
+			}
+			n += int64(m)
+		}
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// check reads one result from r and compares it with the object.
+func (c *checker) check(r io.Reader) error {
+	c.reset()
+	if _, err := c.ReadFrom(r); err != nil {
+		return err
+	}
+	return c.complete()
+}
+
+func (c *checker) reset() { c.off = 0 }
+
+// complete says whether the result has ended with the object's last byte.
+func (c *checker) complete() error {
+	if c.off != len(c.want) {
+		return fmt.Errorf("%w: %d bytes, want %d", errResultDiffers, c.off, len(c.want))
+	}
+	return nil
 }
 
 // bareEcho is a net/http server that copies the body back.
@@ -184,6 +320,27 @@ func bareEcho(b *testing.B) string {
 	}))
 	b.Cleanup(ts.Close)
 	return ts.URL
+}
+
+// fileServer serves data as /object from a file, as net/http serves files.
+func fileServer(b *testing.B, data []byte) string {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "object"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	b.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// addTarget adds the Transform default/name served at url.
+func (e *env) addTarget(name string, comm etlv1alpha1.Communication, url string) {
+	e.resolver.mu.Lock()
+	defer e.resolver.mu.Unlock()
+	e.resolver.targets["default/"+name] = Target{
+		Namespace: "default", Name: name, Communication: comm,
+		ObjectTimeout: 10 * time.Second, URL: url,
+	}
 }
 
 // tcpRelay forwards every connection to backend with io.Copy both ways
@@ -238,71 +395,4 @@ func relay(in net.Conn, backend string) {
 	io.Copy(in, out)
 	in.(*net.TCPConn).CloseWrite()
 	<-done
-}
-
-// streamWindow is how many objects a streaming client keeps in flight.
-const streamWindow = 16
-
-// runStream drives PathStream: every client goroutine sends objects without
-// waiting, up to streamWindow unanswered, and a reader takes the answers.
-func runStream(b *testing.B, size int) float64 {
-	e := newEnv(b)
-	e.addTransform("echo", etlv1alpha1.CommWS, "", echo)
-	payload := transformertest.Object{Size: size}.Bytes()
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	parallelism, windowSize := benchParallelism, streamWindow
-	if size >= streamSize {
-		// One stream, and one more object ready behind the one in flight:
-		// a deeper window would only queue objects past their timeout.
-		parallelism, windowSize = 1, 2
-	}
-	b.SetParallelism(parallelism)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		c := dialStream(b, e, "echo")
-		window := make(chan struct{}, windowSize)
-		failed := make(chan struct{})
-		var done atomic.Bool
-		go func() {
-			for {
-				if err := c.receive(io.Discard); err != nil {
-					if !done.Load() {
-						b.Error(err)
-					}
-					close(failed)
-					return
-				}
-				<-window
-			}
-		}()
-		acquire := func() bool {
-			select {
-			case window <- struct{}{}:
-				return true
-			case <-failed:
-				return false
-			}
-		}
-		for pb.Next() {
-			if !acquire() {
-				return
-			}
-			if err := c.send("object", "", payload); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-		// Every answer is in once the whole window is free again.
-		for range windowSize {
-			if !acquire() {
-				return
-			}
-		}
-		done.Store(true)
-		c.conn.CloseNow()
-		<-failed
-	})
-	b.StopTimer()
-	return float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 }
