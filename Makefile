@@ -146,12 +146,20 @@ e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONF
 	hack/e2e.sh
 
 .PHONY: bench
-bench: ## benchmarks, each reported as a ratio to a baseline run in the same process
+# Every benchmark runs BENCH_COUNT times; benchstat gives each figure's median and its spread
+# (the 95% confidence interval) per package. The raw runs stay in BENCH_OUT for comparisons.
+BENCH_COUNT ?= 5
+BENCH_OUT ?= _output/bench
+BENCHSTAT := $(TOOLS) benchstat
+bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT times, summarised by benchstat
+	mkdir -p $(BENCH_OUT)
 	assets=$$(hack/envtest-assets.sh); \
-	KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 30m ./controller/integration/ | grep -E '^(Benchmark|ok|PASS|FAIL)'
-	$(GO) test -count=1 -run '^$$' -bench . -benchmem ./sdk/transformer/
-	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) test -count=1 -run '^$$' -bench 'DataPath|Authorization' -benchtime 2s ./controller/datapath/agent/
-	$(GO) test -count=1 -run '^$$' -bench NodeRun -benchtime 1x ./controller/datapath/agent/
+	KUBEBUILDER_ASSETS=$$assets $(GO) test -count=$(BENCH_COUNT) -run '^$$' -bench . -benchtime 1x -timeout 60m ./controller/integration/ | grep -E '^(goos|goarch|pkg|cpu|Benchmark|ok|PASS|FAIL)' > $(BENCH_OUT)/controller.txt
+	$(GO) test -count=$(BENCH_COUNT) -run '^$$' -bench . -benchtime 5000x -benchmem ./webhook/ > $(BENCH_OUT)/webhook.txt
+	$(GO) test -count=$(BENCH_COUNT) -run '^$$' -bench . -benchmem ./sdk/transformer/ > $(BENCH_OUT)/sdk.txt
+	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) test -count=$(BENCH_COUNT) -run '^$$' -bench 'DataPath|Authorization' -benchtime 2s ./controller/datapath/agent/ > $(BENCH_OUT)/datapath.txt
+	$(GO) test -count=$(BENCH_COUNT) -run '^$$' -bench NodeRun -benchtime 1x ./controller/datapath/agent/ > $(BENCH_OUT)/noderun.txt
+	@for f in controller webhook sdk datapath noderun; do echo "== $$f"; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; done
 
 .PHONY: help
 help:
