@@ -123,9 +123,10 @@ func benchRows(size int) []benchRow {
 		// One object in flight per client, as hpush has.
 		return append(rows, streaming("ws-stream", 1, bareWS, coderWS, hpush))
 	}
+	bareWS1 := streaming("bare-ws", 1)
 	return append(rows,
 		streaming("ws-stream", window, bareWS, coderWS),
-		streaming("ws-stream", 1, hpush))
+		bareWS1, streaming("ws-stream", 1, bareWS1, hpush))
 }
 
 // run starts the servers of the row and drives b.N objects through them.
