@@ -83,13 +83,21 @@ func teardownNetwork(p Plan) error {
 		}
 	}
 	for _, dev := range append(hostVeths(p), p.Bridge) {
-		if _, err := os.Stat(filepath.Join("/sys/class/net", dev)); err == nil {
-			if err := run("ip", "link", "del", dev); err != nil {
-				return err
-			}
+		if !linkExists(dev) {
+			continue
+		}
+		// A veth whose peer's namespace was just deleted goes away on its own, asynchronously:
+		// it may vanish between the check and the delete, which is what was wanted.
+		if err := run("ip", "link", "del", dev); err != nil && linkExists(dev) {
+			return err
 		}
 	}
 	return nil
+}
+
+func linkExists(dev string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", dev))
+	return err == nil
 }
 
 func hostVeths(p Plan) []string {
