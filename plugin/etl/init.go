@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
@@ -70,28 +69,11 @@ func (o *initOptions) Validate() error {
 }
 
 func (o *initOptions) Run(ctx context.Context) error {
-	var c client.Client
-	if o.dryRun != "client" {
-		var err error
-		if c, err = o.env.Clients.Client(); err != nil {
-			return err
-		}
-	}
-	for _, t := range o.transforms {
-		if c != nil {
-			var opts []client.CreateOption
-			if o.dryRun == "server" {
-				opts = append(opts, client.DryRunAll)
-			}
-			if err := c.Create(ctx, t, opts...); err != nil {
-				return fmt.Errorf("creating Transform %s: %w", t.Name, err)
-			}
-		}
-		if err := o.report(t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cli.CreateEach(ctx, o.env, o.dryRun, o.transforms,
+		func(t *v1alpha1.Transform, err error) error {
+			return fmt.Errorf("creating Transform %s: %w", t.Name, err)
+		},
+		o.report)
 }
 
 // report prints the Transform with -o, else what was done, as kubectl create does.

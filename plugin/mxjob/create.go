@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
@@ -99,28 +98,11 @@ func (o *createOptions) Run(ctx context.Context) error {
 // create creates every job read, all documents having been read first, so a mistake in the last
 // document creates nothing.
 func (o *createOptions) create(ctx context.Context) error {
-	var c client.Client
-	if o.dryRun != "client" {
-		var err error
-		if c, err = o.env.Clients.Client(); err != nil {
-			return err
-		}
-	}
-	for _, job := range o.jobs {
-		if c != nil {
-			var opts []client.CreateOption
-			if o.dryRun == "server" {
-				opts = append(opts, client.DryRunAll)
-			}
-			if err := c.Create(ctx, job, opts...); err != nil {
-				return explain(fmt.Errorf("creating MxJob %q: %w", job.Name, err))
-			}
-		}
-		if err := o.printCreated(job); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cli.CreateEach(ctx, o.env, o.dryRun, o.jobs,
+		func(job *v1beta1.MxJob, err error) error {
+			return explain(fmt.Errorf("creating MxJob %q: %w", job.Name, err))
+		},
+		o.printCreated)
 }
 
 func (o *createOptions) printCreated(job *v1beta1.MxJob) error {

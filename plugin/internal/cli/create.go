@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CreateEach creates objs in order, as kubectl create does under --dry-run: "none" stores them,
+// "server" has the API server admit them without storing, "client" sends nothing. report runs
+// after each object (what was done, or the object under -o); fail turns a refused create into
+// the command's error, naming the object.
+func CreateEach[T client.Object](ctx context.Context, env *Env, dryRun string, objs []T, fail func(T, error) error, report func(T) error) error {
+	var c client.Client
+	if dryRun != "client" {
+		var err error
+		if c, err = env.Clients.Client(); err != nil {
+			return err
+		}
+	}
+	var opts []client.CreateOption
+	if dryRun == "server" {
+		opts = append(opts, client.DryRunAll)
+	}
+	for _, obj := range objs {
+		if c != nil {
+			if err := c.Create(ctx, obj, opts...); err != nil {
+				return fail(obj, err)
+			}
+		}
+		if err := report(obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
