@@ -38,32 +38,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if !kubetest.HaveEnvtest() {
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	env := kubetest.Envtest(filepath.Join("..", ".."))
-	var err error
-	if cfg, err = env.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+	os.Exit(kubetest.RunWithEnvtest(m, kubetest.Envtest(filepath.Join("..", "..")), func(ctx context.Context, env *envtest.Environment) error {
+		cfg = env.Config
+		if err := startManager(ctx, env); err != nil {
+			return fmt.Errorf("starting the manager: %w", err)
 		}
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := startManager(ctx, env); err != nil {
-		fmt.Fprintf(os.Stderr, "starting the manager: %v\n", err)
-		return 1
-	}
-	return m.Run()
+		return nil
+	}))
 }
 
 // startManager creates what the install bundle ships (the namespace and the empty certificate

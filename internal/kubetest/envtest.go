@@ -1,9 +1,11 @@
 package kubetest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -37,4 +39,29 @@ func HaveEnvtest() bool {
 	}
 	fmt.Println("skipping the integration tests: KUBEBUILDER_ASSETS is not set (`make test` sets it)")
 	return false
+}
+
+// RunWithEnvtest is the body of an integration suite's TestMain: it starts env, runs setup (with
+// a context that ends after the tests) and then the tests, stops env, and returns the exit code.
+// Without envtest's binaries it returns 0 at once (see HaveEnvtest).
+func RunWithEnvtest(m *testing.M, env *envtest.Environment, setup func(ctx context.Context, env *envtest.Environment) error) int {
+	if !HaveEnvtest() {
+		return 0
+	}
+	if _, err := env.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := setup(ctx, env); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up the suite: %v\n", err)
+		return 1
+	}
+	return m.Run()
 }

@@ -30,63 +30,49 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if !kubetest.HaveEnvtest() {
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "mlkube-replicas-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
+	code := kubetest.RunWithEnvtest(m, kubetest.Envtest(filepath.Join("..", "..", "..")), func(ctx context.Context, env *envtest.Environment) error {
+		return setup(ctx, env, dir)
+	})
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// setup builds cmd/manager, gives its processes a kubeconfig and creates what the install bundle
+// ships: the namespace and the empty certificate Secret.
+func setup(ctx context.Context, env *envtest.Environment, dir string) error {
 	managerBin = filepath.Join(dir, "manager")
 	build := exec.Command("go", "build", "-o", managerBin, "github.com/mlkube/mlkube/cmd/manager")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building cmd/manager: %v\n", err)
-		return 1
+		return fmt.Errorf("building cmd/manager: %w", err)
 	}
-	env := kubetest.Envtest(filepath.Join("..", "..", ".."))
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
-		}
-	}()
 	wio := env.WebhookInstallOptions
 	webhookAddr = fmt.Sprintf("%s:%d", wio.LocalServingHost, wio.LocalServingPort)
+	var err error
 	if kubeconfig, err = writeKubeconfig(env, dir); err != nil {
-		fmt.Fprintf(os.Stderr, "writing the managers' kubeconfig: %v\n", err)
-		return 1
+		return fmt.Errorf("writing the managers' kubeconfig: %w", err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	c, err := client.New(env.Config, client.Options{Scheme: scheme.New()})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	// Two replicas start within a second on a cluster and race for the CA and the lease; a
 	// minute covers building caches, electing and generating keys on a slow machine.
 	k8s = kubetest.Client{Client: c, Interval: 100 * time.Millisecond, Timeout: time.Minute}
-	// What the install bundle ships: the namespace and the empty certificate Secret.
-	ctx := context.Background()
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: opts.CertSecret, Namespace: opts.Namespace}},
 	} {
 		if err := c.Create(ctx, obj); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
 	}
-	return m.Run()
+	return nil
 }
 
 // writeKubeconfig gives the manager processes a user of their own on the test API server.

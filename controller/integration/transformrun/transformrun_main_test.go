@@ -49,35 +49,19 @@ var (
 	agentSelector = map[string]string{"app.kubernetes.io/component": "node-agent"}
 )
 
-func TestMain(m *testing.M) {
-	if !kubetest.HaveEnvtest() {
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
+func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
 	env := kubetest.Envtest(filepath.Join("..", "..", ".."))
 	// This manager serves no webhooks; without configurations the API server calls none.
 	env.WebhookInstallOptions = envtest.WebhookInstallOptions{}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+	return kubetest.RunWithEnvtest(m, env, func(ctx context.Context, env *envtest.Environment) error {
+		if err := start(ctx, env.Config); err != nil {
+			return fmt.Errorf("starting the TransformRun controller: %w", err)
 		}
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := start(ctx, cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "starting the TransformRun controller: %v\n", err)
-		return 1
-	}
-	return m.Run()
+		return nil
+	})
 }
 
 func start(ctx context.Context, cfg *rest.Config) error {

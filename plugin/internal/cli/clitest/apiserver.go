@@ -2,8 +2,7 @@ package clitest
 
 import (
 	"bytes"
-	"fmt"
-	"os"
+	"context"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -29,26 +28,15 @@ type APIServer struct {
 // RunWithAPIServer is a TestMain: it starts the API server, runs the tests with it, stops it and
 // returns the exit code. Without envtest's binaries it skips, as the other integration suites do.
 func RunWithAPIServer(m *testing.M, scheme *k8sruntime.Scheme, run func(*APIServer)) int {
-	if !kubetest.HaveEnvtest() {
-		return 0
-	}
 	_, self, _, _ := runtime.Caller(0)
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(filepath.Dir(self), "..", "..", "..", "..", "manifests", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
-		}
-	}()
-	run(&APIServer{Config: cfg, Scheme: scheme})
-	return m.Run()
+	return kubetest.RunWithEnvtest(m, env, func(_ context.Context, env *envtest.Environment) error {
+		run(&APIServer{Config: env.Config, Scheme: scheme})
+		return nil
+	})
 }
 
 // Run runs the plugin whose root newRoot builds, as its main would, with kubectl's ConfigFlags
