@@ -7,7 +7,9 @@
 //   - controller → transformer pod: the data root, the environment, the io shim's command line and
 //     the code runtimes' images (pods.go);
 //   - agent → manager: the statistics an agent serves (stats.go);
-//   - client → agent: offline runs (runs.go).
+//   - manager → agent: a node's share of a TransformRun (noderuns.go), its sources and result
+//     names (template.go);
+//   - every caller → agent: the token audience (identity.go).
 //
 // It holds constants, types and pure codecs only, so that both sides build and parse requests with
 // the same code and cannot drift apart, and importing it links nothing of either side.
