@@ -525,3 +525,30 @@ func TestWriteFromTricklingSource(t *testing.T) {
 		t.Errorf("WriteFrom = %v; %d bytes arrived, want %d equal ones", err, len(got), len(want))
 	}
 }
+
+// TestDialHeaderReachesTheServer: a client stream presents its bearer token in the handshake, and
+// a value cannot smuggle a header of its own.
+func TestDialHeaderReachesTheServer(t *testing.T) {
+	got := make(chan http.Header, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		Accept(w, r)
+	}))
+	defer ts.Close()
+	h := http.Header{"Authorization": {"Bearer token-1"}, "X-Evil": {"a\r\nX-Injected: 1"}}
+	c, err := DialHeader(context.Background(), "ws"+strings.TrimPrefix(ts.URL, "http"), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CloseNow()
+	seen := <-got
+	if a := seen.Get("Authorization"); a != "Bearer token-1" {
+		t.Errorf("server saw Authorization %q, want the dialer's", a)
+	}
+	if seen.Get("X-Injected") != "" {
+		t.Errorf("a header value with CRLF added a header: %v", seen)
+	}
+	if seen.Get("Sec-WebSocket-Key") == "" {
+		t.Errorf("the handshake lost its own headers: %v", seen)
+	}
+}

@@ -38,6 +38,11 @@ func (e *HandshakeError) Error() string {
 
 // Dial opens a connection to a ws:// URL. ctx bounds the handshake only.
 func Dial(ctx context.Context, rawURL string) (*Conn, error) {
+	return DialHeader(ctx, rawURL, nil)
+}
+
+// DialHeader is Dial with header added to the handshake request (a bearer token).
+func DialHeader(ctx context.Context, rawURL string, header http.Header) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("ws dial: %w", err)
@@ -54,7 +59,7 @@ func Dial(ctx context.Context, rawURL string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ws dial %s: %w", rawURL, err)
 	}
-	c, err := clientHandshake(ctx, nc, u)
+	c, err := clientHandshake(ctx, nc, u, header)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("ws dial %s: %w", rawURL, err)
@@ -62,7 +67,7 @@ func Dial(ctx context.Context, rawURL string) (*Conn, error) {
 	return c, nil
 }
 
-func clientHandshake(ctx context.Context, nc net.Conn, u *url.URL) (*Conn, error) {
+func clientHandshake(ctx context.Context, nc net.Conn, u *url.URL, header http.Header) (*Conn, error) {
 	// A context that ends interrupts the handshake's reads and writes.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
@@ -71,7 +76,10 @@ func clientHandshake(ctx context.Context, nc net.Conn, u *url.URL) (*Conn, error
 	key := base64.StdEncoding.EncodeToString(nonce[:])
 	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host +
 		"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
-		"\r\nSec-WebSocket-Version: 13\r\n\r\n"
+		"\r\nSec-WebSocket-Version: 13\r\n"
+	var extra strings.Builder
+	_ = header.Write(&extra) // a strings.Builder takes every write
+	req += extra.String() + "\r\n"
 	if _, err := io.WriteString(nc, req); err != nil {
 		return nil, handshakeFailed(ctx, err)
 	}
