@@ -168,6 +168,10 @@ bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT ti
 	$(call run-bench,noderun,controller/datapath/agent,-test.bench NodeRun -test.benchtime 1x)
 	@for f in controller webhook sdk datapath noderun; do echo "== $$f"; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; done
 
+.PHONY: bench-cluster
+bench-cluster: ## the data path on a real cluster: a load generator pod against a bare echo pod and a TCP relay chain, every communication type
+	BENCH_OUT=$(BENCH_OUT) hack/bench-cluster.sh
+
 .PHONY: help
 help:
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

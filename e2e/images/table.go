@@ -31,6 +31,10 @@ var (
 	TestServer = Spec{Ref: "mlkube/e2e-testserver:dev", Package: "./e2e/images/testserver"}
 )
 
+// LoadGen is `make bench-cluster`'s load generator and the bare parts it measures the data path
+// against: an echo, a file server and a TCP relay (e2e/images/loadgen).
+var LoadGen = Spec{Ref: "mlkube/loadgen:dev", Package: "./e2e/images/loadgen"}
+
 // MxJobWorkload is the MxJob e2e workload: a parameter-server rendezvous wired by the DMLC
 // environment (e2e/images/mxjob-workload).
 var MxJobWorkload = Spec{Ref: "mlkube/mxjob-workload:dev", Package: "./e2e/images/mxjob-workload"}
@@ -61,5 +65,5 @@ var NodeAgent = Spec{Ref: "mlkube/node-agent:dev", Package: "./cmd/node-agent"}
 // All lists every image `make images` builds.
 func All() []Spec {
 	return []Spec{Manager, Pause, CoreDNS, MetricsServer, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
-		IOShim, RuntimePython311, NodeAgent}
+		IOShim, RuntimePython311, NodeAgent, LoadGen}
 }

@@ -1,0 +1,324 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/kubetest"
+	"github.com/mlkube/mlkube/internal/loadgen"
+)
+
+const (
+	agentURL   = "http://node-agent.mlkube-datapath.svc"
+	echoImage  = "mlkube/transformer-echo:dev"
+	shellImage = "mlkube/runtime-python3.11:dev" // Debian's coreutils: `cat` is the io command
+	// hostDataRoot holds one data root per node on the e2e clusters (the agents' --data-root is
+	// <this>/<node>); the load generator writes hpull's objects there.
+	hostDataRoot = "/var/lib/mlkube/data"
+	podDataDir   = "/data"
+	port         = 8080
+)
+
+// A setting is one size at one in-flight window: the issue's 4 KiB with 1 and 16 in flight, 1 MiB
+// and 64 MiB.
+type setting struct {
+	size, inFlight int
+}
+
+func (s setting) String() string { return fmt.Sprintf("%s, %d in flight", sizeName(s.size), s.inFlight) }
+
+var settings = []setting{{4 << 10, 1}, {4 << 10, 16}, {1 << 20, 4}, {64 << 20, 1}}
+
+func sizeName(size int) string {
+	if size >= 1<<20 {
+		return fmt.Sprintf("%d MiB", size>>20)
+	}
+	return fmt.Sprintf("%d KiB", size>>10)
+}
+
+func TestDataPathOnTheCluster(t *testing.T) {
+	kubeconfig := os.Getenv("MLKUBE_BENCH_KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("MLKUBE_BENCH_KUBECONFIG is not set; run `make bench-cluster`")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k8s := kubetest.Client{Client: c, Interval: time.Second, Timeout: 3 * time.Minute}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	seconds := envInt(t, "MLKUBE_BENCH_SECONDS", 3)
+	rounds := envInt(t, "MLKUBE_BENCH_ROUNDS", 3)
+
+	ns := "bench-" + strconv.FormatInt(time.Now().Unix(), 36)
+	k8s.CreateTemporary(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	k8s.MustCreate(t, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "datapath", Namespace: ns},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mlkube-datapath-user"},
+	})
+	node := firstReadyNode(t, k8s)
+
+	transforms := map[v1alpha1.Communication]*v1alpha1.Transform{}
+	for _, comm := range v1alpha1.Communications {
+		b := builders.Transform("echo-" + string(comm)).Namespace(ns).Runtime(echoImage).Comm(comm)
+		if comm == v1alpha1.CommIO {
+			b = builders.Transform("cat-io").Namespace(ns).Runtime(shellImage, "cat").Comm(comm)
+		}
+		tr := b.Spec(func(s *v1alpha1.TransformSpec) {
+			s.ObjectTimeout = &metav1.Duration{Duration: 2 * time.Minute} // 64 MiB on a loaded node
+		}).Obj()
+		k8s.MustCreate(t, tr)
+		transforms[comm] = tr
+	}
+	sizes := make([]string, 0, len(settings))
+	for _, s := range settings {
+		sizes = append(sizes, strconv.Itoa(s.size))
+	}
+	bare := servePod(t, k8s, ns, node, "bare", "serve", "-files", strings.Join(sizes, ","))
+	relay := servePod(t, k8s, ns, node, "relay", "relay", "-backend", fmt.Sprintf("%s:%d", bare, port))
+	for _, tr := range transforms {
+		k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
+	}
+
+	plan := loadgen.Plan{TokenFile: wire.TokenFile, Rounds: rounds, Files: map[string]int{}}
+	for _, s := range settings {
+		plan.Rows = append(plan.Rows, rowsOf(s, ns, bare, relay, time.Duration(seconds)*time.Second)...)
+		plan.Files[path.Join(podDataDir, ns, hpullObject(s.size))] = s.size
+	}
+	lines := drive(t, k8s, cs, ns, node, plan)
+	tbl := summarize(parse(t, lines), baselines)
+	t.Logf("node %s, %d rounds of %d s a row:\n%s", node, rounds, seconds, tbl)
+	if out := os.Getenv("MLKUBE_BENCH_OUT"); out != "" {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(out, "cluster.jsonl"), strings.Join(lines, "\n")+"\n")
+		write(t, filepath.Join(out, "cluster.md"), tbl)
+	}
+}
+
+func hpullObject(size int) string { return "bench-" + strconv.Itoa(size) }
+
+// rowsOf is every path at setting s, each after the baselines it is compared to.
+func rowsOf(s setting, ns, bare, relay string, d time.Duration) []loadgen.Row {
+	at := func(name, method, url string) loadgen.Row {
+		return loadgen.Row{Name: name, Method: method, URL: url, Size: s.size, InFlight: s.inFlight, Duration: d}
+	}
+	direct := fmt.Sprintf("http://%s:%d", bare, port)
+	relayed := fmt.Sprintf("http://%s:%d", relay, port)
+	through := func(name, tr string) loadgen.Row {
+		r := at(name, http.MethodPut, fmt.Sprintf("%s%s%s/%s/object", agentURL, wire.PathTransform, ns, tr))
+		r.Auth = true
+		return r
+	}
+	hpull := at("hpull", http.MethodGet, fmt.Sprintf("%s%s%s/echo-hpull/%s", agentURL, wire.PathTransform, ns, hpullObject(s.size)))
+	hpull.Auth = true
+	stream := at("ws-stream", "STREAM", loadgen.StreamURL(agentURL, ns, "echo-ws"))
+	stream.Agent = true
+	file := "/file/" + strconv.Itoa(s.size)
+	return []loadgen.Row{
+		at("bare", http.MethodPut, direct+"/echo"),
+		at("chain", http.MethodPut, relayed+"/echo"),
+		through("hpush", "echo-hpush"),
+		through("ws", "echo-ws"),
+		through("io", "cat-io"),
+		at("bare-get", http.MethodGet, direct+file),
+		at("chain-get", http.MethodGet, relayed+file),
+		hpull,
+		at("bare-ws", "STREAM", "ws"+strings.TrimPrefix(direct, "http")+"/ws"),
+		at("chain-ws", "STREAM", "ws"+strings.TrimPrefix(relayed, "http")+"/ws"),
+		stream,
+	}
+}
+
+// baselines says what each row is compared with: like for like, the same object size, the same
+// objects in flight, the same pod.
+var baselines = map[string][]string{
+	"hpush":     {"bare", "chain"},
+	"ws":        {"bare", "chain", "hpush"},
+	"io":        {"bare", "chain"},
+	"hpull":     {"bare-get", "chain-get"},
+	"ws-stream": {"bare-ws", "chain-ws", "hpush"},
+	"chain":     {"bare"},
+	"chain-get": {"bare-get"},
+	"chain-ws":  {"bare-ws"},
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q is not a positive number", name, v)
+	}
+	return n
+}
+
+func write(t *testing.T, name, data string) {
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func firstReadyNode(t *testing.T, k8s kubetest.Client) string {
+	var nodes corev1.NodeList
+	if err := k8s.List(context.Background(), &nodes); err != nil {
+		t.Fatal(err)
+	}
+	var ready []string
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && !n.Spec.Unschedulable {
+				ready = append(ready, n.Name)
+			}
+		}
+	}
+	if len(ready) == 0 {
+		t.Fatal("no ready node")
+	}
+	sort.Strings(ready)
+	return ready[0]
+}
+
+// loadgenContainer runs the load generator image with args, as restricted pods run.
+func loadgenContainer(args ...string) corev1.Container {
+	return corev1.Container{
+		Name: "loadgen", Image: images.LoadGen.Ref, ImagePullPolicy: corev1.PullIfNotPresent, Args: args,
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false), RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
+			Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+}
+
+// servePod runs a loadgen server on node and returns its IP once it is ready.
+func servePod(t *testing.T, k8s kubetest.Client, ns, node, name string, args ...string) string {
+	ctr := loadgenContainer(args...)
+	ctr.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: port}}
+	ctr.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt(port)}}, PeriodSeconds: 1}
+	ctr.VolumeMounts = []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeName: node, Containers: []corev1.Container{ctr},
+			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+	k8s.MustCreate(t, pod)
+	pod = kubetest.WaitFor(t, k8s, name+" pod ready", pod, func(p *corev1.Pod) (bool, error) {
+		if p.Status.Phase == corev1.PodFailed {
+			return false, kubetest.Stop(fmt.Errorf("pod %s failed: %s", p.Name, p.Status.Message))
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return p.Status.PodIP != "", nil
+			}
+		}
+		return false, nil
+	})
+	return pod.Status.PodIP
+}
+
+// drive runs plan in a load generator pod on node and returns its result lines. The pod mounts
+// the node's data root, where it writes hpull's objects into namespace ns's data (and removes
+// them when it is done), and a data path token of ns's default ServiceAccount.
+func drive(t *testing.T, k8s kubetest.Client, cs *kubernetes.Clientset, ns, node string, plan loadgen.Plan) []string {
+	raw, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := loadgenContainer("drive", "-plan", string(raw))
+	// The node's data root belongs to root; the agent reads what is written there.
+	ctr.SecurityContext.RunAsNonRoot, ctr.SecurityContext.RunAsUser = ptr.To(false), ptr.To[int64](0)
+	ctr.VolumeMounts = []corev1.VolumeMount{
+		{Name: "data", MountPath: podDataDir},
+		{Name: "token", MountPath: path.Dir(wire.TokenFile), ReadOnly: true},
+	}
+	hostPathType := corev1.HostPathDirectoryOrCreate
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "loadgen", Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeName: node, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{ctr},
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: hostDataRoot + "/" + node, Type: &hostPathType,
+				}}},
+				{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+					Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+						Audience: wire.Audience, ExpirationSeconds: ptr.To[int64](3600), Path: path.Base(wire.TokenFile),
+					}}},
+				}}},
+			},
+		},
+	}
+	k8s.MustCreate(t, pod)
+	var total time.Duration
+	for _, r := range plan.Rows {
+		total += r.Duration
+	}
+	k8s.Timeout = time.Duration(plan.Rounds)*total*2 + 5*time.Minute
+	pod = kubetest.WaitFor(t, k8s, "the load generator to finish", pod, func(p *corev1.Pod) (bool, error) {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, nil
+	})
+	logs, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("the load generator failed:\n%s", logs)
+	}
+	return strings.Split(strings.TrimSpace(string(logs)), "\n")
+}
+
+// parse reads the load generator's lines; every row must have moved and checked objects.
+func parse(t *testing.T, lines []string) []loadgen.RoundResult {
+	var out []loadgen.RoundResult
+	for _, l := range lines {
+		var r loadgen.RoundResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("load generator line %q: %v", l, err)
+		}
+		if r.Error != "" || r.Objects == 0 {
+			t.Fatalf("row %s (%d bytes, %d in flight), round %d: %d objects, %s", r.Row, r.Size, r.InFlight, r.Round, r.Objects, r.Error)
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+// Command loadgen is the in-cluster load generator of `make bench-cluster` and the bare parts it
+// measures the data path against (package internal/loadgen):
+//
+//	loadgen serve [-listen :8080] [-files 4096,1048576]   the bare echo: PUT /echo echoes the body,
+//	                                                     /ws is a WebSocket echo, GET /file/<size>
+//	                                                     serves a file of Payload(size) bytes
+//	loadgen relay [-listen :8080] -backend host:port     a TCP relay in front of a backend
+//	loadgen drive -plan '<json>'                          runs a loadgen.Plan, one JSON result a line
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mlkube/mlkube/internal/loadgen"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = "usage: loadgen serve|relay|drive [flags]"
+
+func run(args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	fs := flag.NewFlagSet("loadgen "+args[0], flag.ContinueOnError)
+	listen := fs.String("listen", ":8080", "address to listen on (serve, relay)")
+	files := fs.String("files", "", "comma-separated sizes of the files GET /file/<size> serves (serve)")
+	backend := fs.String("backend", "", "host:port the relay forwards to (relay)")
+	plan := fs.String("plan", "", "the loadgen.Plan to run, as JSON (drive)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	switch args[0] {
+	case "serve":
+		h, err := bareServer(*files)
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Addr: *listen, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() { <-ctx.Done(); srv.Close() }()
+		if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	case "relay":
+		if *backend == "" {
+			return errors.New("relay: -backend host:port is required")
+		}
+		ln, err := net.Listen("tcp", *listen)
+		if err != nil {
+			return err
+		}
+		go func() { <-ctx.Done(); ln.Close() }()
+		loadgen.Relay(ln, *backend)
+		return nil
+	case "drive":
+		var p loadgen.Plan
+		if err := json.Unmarshal([]byte(*plan), &p); err != nil {
+			return fmt.Errorf("drive: -plan is not a loadgen.Plan: %w", err)
+		}
+		enc := json.NewEncoder(out)
+		return p.Execute(ctx, func(round int, r loadgen.Result) {
+			_ = enc.Encode(loadgen.RoundResult{Round: round, Result: r})
+		})
+	}
+	return fmt.Errorf("unknown command %q; %s", args[0], usage)
+}
+
+// bareServer is the bare echo and file server; the files are written to a directory of the
+// temporary directory (an emptyDir in a pod) before it serves.
+func bareServer(sizes string) (http.Handler, error) {
+	dir, err := os.MkdirTemp("", "files")
+	if err != nil {
+		return nil, err
+	}
+	for s := range strings.SplitSeq(sizes, ",") {
+		if s == "" {
+			continue
+		}
+		size, err := strconv.Atoi(s)
+		if err != nil || size < 0 || size > loadgen.MaxSize {
+			return nil, fmt.Errorf("-files: %q is not a size within 0..%d", s, loadgen.MaxSize)
+		}
+		if err := os.WriteFile(filepath.Join(dir, s), loadgen.Payload(size), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT /echo", loadgen.Echo)
+	mux.HandleFunc("GET /ws", loadgen.WSEcho)
+	// net/http's file server, as a user's bare GET of a file would be served (sendfile).
+	mux.Handle("GET /file/", http.StripPrefix("/file/", http.FileServer(http.Dir(dir))))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	return mux, nil
+}

@@ -1,0 +1,221 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mlkube/mlkube/internal/ws"
+)
+
+// Row is one path driven at one size and concurrency for a time: the unit of a load plan.
+type Row struct {
+	// Name says what the row measures, e.g. "hpush" or "chain".
+	Name string `json:"name"`
+	// Method is PUT (the body is the object, the result must be it), GET (the result must be the
+	// object) or STREAM (a WebSocket of URL, ws://, each object a message; with Agent, the
+	// agent's stream API).
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	// Agent marks a STREAM row as the agent's stream API: control messages before the objects,
+	// the data path token presented.
+	Agent bool `json:"agent,omitempty"`
+	// Auth presents the data path token (Plan.TokenFile) as a bearer token.
+	Auth bool `json:"auth,omitempty"`
+	Size int  `json:"size"`
+	// InFlight is how many objects are in flight: so many HTTP clients of one object each, or
+	// one stream with a window of so many.
+	InFlight int           `json:"inFlight"`
+	Duration time.Duration `json:"duration"`
+}
+
+// MaxInFlight bounds Row.InFlight; MaxSize bounds Row.Size (an object is held in memory).
+const (
+	MaxInFlight = 256
+	MaxSize     = 1 << 30
+)
+
+// Validate says what is wrong with r, naming the field.
+func (r Row) Validate() error {
+	switch {
+	case r.Method != http.MethodPut && r.Method != http.MethodGet && r.Method != "STREAM":
+		return fmt.Errorf("row %s: method %q is not PUT, GET or STREAM", r.Name, r.Method)
+	case r.InFlight < 1 || r.InFlight > MaxInFlight:
+		return fmt.Errorf("row %s: inFlight %d is not within 1..%d", r.Name, r.InFlight, MaxInFlight)
+	case r.Size < 0 || r.Size > MaxSize:
+		return fmt.Errorf("row %s: size %d is not within 0..%d", r.Name, r.Size, MaxSize)
+	case r.Duration <= 0:
+		return fmt.Errorf("row %s: duration %s must be positive", r.Name, r.Duration)
+	}
+	return nil
+}
+
+// Result is what a row did: objects completed and checked, in how long, or the first failure.
+type Result struct {
+	Row      string        `json:"row"`
+	Size     int           `json:"size"`
+	InFlight int           `json:"inFlight"`
+	Objects int64         `json:"objects"`
+	Elapsed time.Duration `json:"elapsed"`
+	Error   string        `json:"error,omitempty"`
+}
+
+// RoundResult is a Result and the round of the plan it came from: one line of a load generator's
+// output.
+type RoundResult struct {
+	Round int `json:"round"`
+	Result
+}
+
+// ObjectsPerSecond is the row's rate.
+func (r Result) ObjectsPerSecond() float64 {
+	return float64(r.Objects) / r.Elapsed.Seconds()
+}
+
+// MBPerSecond is the row's throughput in MB (10^6 bytes) a second.
+func (r Result) MBPerSecond() float64 {
+	return r.ObjectsPerSecond() * float64(r.Size) / 1e6
+}
+
+// Run drives r and returns its result; token is the data path token for rows that present it.
+func (r Row) Run(ctx context.Context, token string) Result {
+	res := Result{Row: r.Name, Size: r.Size, InFlight: r.InFlight}
+	if err := r.Validate(); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if !r.Auth && !r.Agent {
+		token = ""
+	}
+	payload := Payload(r.Size)
+	deadline := time.Now().Add(r.Duration)
+	more := func() bool { return ctx.Err() == nil && time.Now().Before(deadline) }
+	start := time.Now()
+	var err error
+	if r.Method == "STREAM" {
+		res.Objects, err = r.stream(ctx, token, payload, more)
+	} else {
+		transports := []*http.Transport{}
+		res.Objects, err = Objects(r.InFlight, more, func() func() error {
+			t := NewTransport()
+			transports = append(transports, t)
+			c := &HTTPClient{C: &http.Client{Transport: t}, Method: r.Method, URL: r.URL, Token: token, Payload: payload}
+			return c.Do
+		})
+		for _, t := range transports {
+			t.CloseIdleConnections()
+		}
+	}
+	res.Elapsed = time.Since(start)
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res
+}
+
+func (r Row) stream(ctx context.Context, token string, payload []byte, more func() bool) (int64, error) {
+	var c MsgClient
+	if r.Agent {
+		s, err := DialAgentStream(ctx, r.URL, token)
+		if err != nil {
+			return 0, err
+		}
+		c = s
+	} else {
+		conn, err := ws.Dial(ctx, r.URL)
+		if err != nil {
+			return 0, err
+		}
+		c = OwnWS{conn}
+	}
+	return Stream(c, payload, r.InFlight, more)
+}
+
+// Plan is what a load generator runs: files to put in place, then its rows, Rounds times over,
+// one row after the other so no two compete.
+type Plan struct {
+	// TokenFile holds the data path token (a projected ServiceAccount token); it is read before
+	// every row, as the kubelet replaces it.
+	TokenFile string `json:"tokenFile,omitempty"`
+	// Files are objects to write before the rows: path → size, the bytes being Payload(size).
+	Files  map[string]int `json:"files,omitempty"`
+	Rows   []Row          `json:"rows"`
+	Rounds int            `json:"rounds"`
+}
+
+// MaxRounds bounds Plan.Rounds.
+const MaxRounds = 20
+
+// Execute writes the plan's files, then runs every row Rounds times, calling report with each
+// result as it comes, and removes the files (and the directories that held only them). It stops
+// at the first failed row.
+func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) error {
+	if p.Rounds < 1 || p.Rounds > MaxRounds {
+		return fmt.Errorf("rounds %d is not within 1..%d", p.Rounds, MaxRounds)
+	}
+	if len(p.Rows) == 0 {
+		return fmt.Errorf("the plan has no rows")
+	}
+	for _, r := range p.Rows {
+		if err := r.Validate(); err != nil {
+			return err
+		}
+	}
+	for path, size := range p.Files {
+		if size < 0 || size > MaxSize {
+			return fmt.Errorf("file %s: size %d is not within 0..%d", path, size, MaxSize)
+		}
+		err := writeFile(path, Payload(size))
+		defer removeFile(path)
+		if err != nil {
+			return err
+		}
+	}
+	for round := 1; round <= p.Rounds; round++ {
+		for _, r := range p.Rows {
+			token, err := p.token()
+			if err != nil {
+				return err
+			}
+			res := r.Run(ctx, token)
+			report(round, res)
+			if res.Error != "" {
+				return fmt.Errorf("row %s (%d bytes, %d in flight), round %d: %s", r.Name, r.Size, r.InFlight, round, res.Error)
+			}
+		}
+	}
+	return nil
+}
+
+func (p Plan) token() (string, error) {
+	if p.TokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(p.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("reading the data path token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// writeFile writes data to path under a temporary name first, so no reader sees half of it.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// removeFile removes path, and its directory once it is empty.
+func removeFile(path string) {
+	_ = os.Remove(path)
+	_ = os.Remove(filepath.Dir(path)) // fails, as it should, while other files are there
+}
