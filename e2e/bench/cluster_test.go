@@ -49,7 +49,9 @@ type setting struct {
 	size, inFlight int
 }
 
-func (s setting) String() string { return fmt.Sprintf("%s, %d in flight", sizeName(s.size), s.inFlight) }
+func (s setting) String() string {
+	return fmt.Sprintf("%s, %d in flight", sizeName(s.size), s.inFlight)
+}
 
 var settings = []setting{{4 << 10, 1}, {4 << 10, 16}, {1 << 20, 4}, {64 << 20, 1}}
 

@@ -59,9 +59,9 @@ type Result struct {
 	Row      string        `json:"row"`
 	Size     int           `json:"size"`
 	InFlight int           `json:"inFlight"`
-	Objects int64         `json:"objects"`
-	Elapsed time.Duration `json:"elapsed"`
-	Error   string        `json:"error,omitempty"`
+	Objects  int64         `json:"objects"`
+	Elapsed  time.Duration `json:"elapsed"`
+	Error    string        `json:"error,omitempty"`
 }
 
 // RoundResult is a Result and the round of the plan it came from: one line of a load generator's
