@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -47,8 +48,8 @@ func main() {
 	}
 }
 
-// serving is where the agent listens and whose tokens it takes.
-type serving struct{ listen, audience string }
+// serving is where the agent listens and whose tokens it takes, and where it serves profiles.
+type serving struct{ listen, audience, pprof string }
 
 // parseFlags reads the agent's flags from args and its environment through
 // getenv.
@@ -57,6 +58,8 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	opts.Node = getenv("NODE_NAME")
 	fs := flag.NewFlagSet("node-agent", flag.ContinueOnError)
 	fs.StringVar(&srv.listen, "listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
+	fs.StringVar(&srv.pprof, "pprof-listen", "",
+		"loopback address (127.0.0.1:port) to serve Go's profiles (/debug/pprof/) on, reached by port-forward; empty turns them off")
 	fs.StringVar(&srv.audience, "token-audience", wire.Audience, "the audience callers' ServiceAccount tokens must be issued for (docs/datapath-rbac.md)")
 	fs.StringVar(&opts.DataRoot, "data-root", wire.DataRoot, "the node's data directory; objects are named relative to it")
 	fs.StringVar(&opts.AdvertiseURL, "advertise-url", advertiseURL(getenv("POD_IP"), defaultPort),
@@ -78,6 +81,9 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	if err := fs.Parse(args); err != nil {
 		return srv, opts, err
 	}
+	if err := checkLoopback(srv.pprof); err != nil {
+		return srv, opts, err
+	}
 	opts.Src, err = egress.Parse(*srcHosts, *srcDenied, *srcAllowed)
 	return srv, opts, err
 }
@@ -97,6 +103,34 @@ func newServer(listen string, h http.Handler) *http.Server {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// checkLoopback refuses a profile address outside loopback: profiles answer anyone who reaches
+// them, with no token asked, so they stay where only a port-forward (which the API server
+// authorizes) gets.
+func checkLoopback(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--pprof-listen=%q: give a loopback address such as 127.0.0.1:6060", addr)
+	}
+	return nil
+}
+
+// servePprof serves Go's profiles on addr until ctx ends.
+func servePprof(ctx context.Context, addr string) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		slog.Error("profiles not served", "listen", addr, "error", err)
 	}
 }
 
@@ -153,6 +187,9 @@ func run(s serving, opts agent.Options) error {
 		return err
 	}
 	defer a.Close()
+	if s.pprof != "" {
+		go servePprof(ctx, s.pprof)
+	}
 	srv := newServer(s.listen, a)
 	served := make(chan error, 1)
 	go func() { served <- srv.ListenAndServe() }()

@@ -114,3 +114,21 @@ func TestDeadlineFlags(t *testing.T) {
 		t.Errorf("deadlines %v, want %v", got, want)
 	}
 }
+
+// TestProfilesStayOnLoopback: profiles answer without a token, so only a loopback address,
+// reached by an authorized port-forward, is taken.
+func TestProfilesStayOnLoopback(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:6060", "[::1]:6060"} {
+		if srv, _, err := parseFlags([]string{"--pprof-listen=" + addr}, noEnv); err != nil || srv.pprof != addr {
+			t.Errorf("--pprof-listen=%s: %v, %q", addr, err, srv.pprof)
+		}
+	}
+	for _, addr := range []string{":6060", "0.0.0.0:6060", "10.0.0.1:6060", "localhost:6060", "127.0.0.1"} {
+		if _, _, err := parseFlags([]string{"--pprof-listen=" + addr}, noEnv); err == nil || !strings.Contains(err.Error(), "--pprof-listen") {
+			t.Errorf("--pprof-listen=%s: %v, want it refused, naming the flag", addr, err)
+		}
+	}
+	if srv, _, err := parseFlags(nil, noEnv); err != nil || srv.pprof != "" {
+		t.Errorf("by default profiles are served at %q (%v), want off", srv.pprof, err)
+	}
+}
