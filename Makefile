@@ -166,7 +166,11 @@ bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT ti
 	$(call run-bench,sdk,sdk/transformer,-test.bench . -test.benchmem)
 	$(call run-bench,datapath,controller/datapath/agent,-test.bench 'DataPath|Authorization' -test.benchtime 2s)
 	$(call run-bench,noderun,controller/datapath/agent,-test.bench NodeRun -test.benchtime 1x)
-	@for f in controller webhook sdk datapath noderun; do echo "== $$f"; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; done
+	@for f in controller webhook sdk datapath noderun; do \
+		printf '\n### %s\n\n```\n' $$f; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; printf '```\n'; \
+	done > $(BENCH_OUT)/bench.md
+	cat $(BENCH_OUT)/bench.md
+	$(GO) run ./hack/benchdoc -block bench -in $(BENCH_OUT)/bench.md
 
 .PHONY: bench-cluster
 bench-cluster: ## the data path on a real cluster: a load generator pod against a bare echo pod and a TCP relay chain, every communication type

@@ -11,3 +11,4 @@ run() {
 }
 export -f run
 hack/with-cluster.sh bench-cluster bash -c "run $(realpath "$out")"
+go run ./hack/benchdoc -block cluster -in "$out/cluster.md"

@@ -35,7 +35,6 @@ import (
 const (
 	agentURL   = "http://node-agent.mlkube-datapath.svc"
 	echoImage  = "mlkube/transformer-echo:dev"
-	shellImage = "mlkube/runtime-python3.11:dev" // Debian's coreutils: `cat` is the io command
 	// hostDataRoot holds one data root per node on the e2e clusters (the agents' --data-root is
 	// <this>/<node>); the load generator writes hpull's objects there.
 	hostDataRoot = "/var/lib/mlkube/data"
@@ -47,10 +46,6 @@ const (
 // and 64 MiB.
 type setting struct {
 	size, inFlight int
-}
-
-func (s setting) String() string {
-	return fmt.Sprintf("%s, %d in flight", sizeName(s.size), s.inFlight)
 }
 
 var settings = []setting{{4 << 10, 1}, {4 << 10, 16}, {1 << 20, 4}, {64 << 20, 1}}
@@ -94,7 +89,8 @@ func TestDataPathOnTheCluster(t *testing.T) {
 	for _, comm := range v1alpha1.Communications {
 		b := builders.Transform("echo-" + string(comm)).Namespace(ns).Runtime(echoImage).Comm(comm)
 		if comm == v1alpha1.CommIO {
-			b = builders.Transform("cat-io").Namespace(ns).Runtime(shellImage, "cat").Comm(comm)
+			// The smallest command a process per object can run: a static binary copying its input.
+			b = builders.Transform("cat-io").Namespace(ns).Runtime(images.LoadGen.Ref, "/loadgen", "cat").Comm(comm)
 		}
 		tr := b.Spec(func(s *v1alpha1.TransformSpec) {
 			s.ObjectTimeout = &metav1.Duration{Duration: 2 * time.Minute} // 64 MiB on a loaded node

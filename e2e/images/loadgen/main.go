@@ -6,6 +6,8 @@
 //	                                                     serves a file of Payload(size) bytes
 //	loadgen relay [-listen :8080] -backend host:port     a TCP relay in front of a backend
 //	loadgen drive -plan '<json>'                          runs a loadgen.Plan, one JSON result a line
+//	loadgen cat                                           copies standard input to standard output:
+//	                                                     the io row's command, as small as a process is
 package main
 
 import (
@@ -35,7 +37,7 @@ func main() {
 	}
 }
 
-const usage = "usage: loadgen serve|relay|drive [flags]"
+const usage = "usage: loadgen serve|relay|drive|cat [flags]"
 
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
@@ -52,6 +54,9 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	switch args[0] {
+	case "cat":
+		_, err := io.CopyBuffer(out, os.Stdin, make([]byte, 128<<10))
+		return err
 	case "serve":
 		h, err := bareServer(*files)
 		if err != nil {
