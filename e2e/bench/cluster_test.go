@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,6 +74,11 @@ func TestDataPathOnTheCluster(t *testing.T) {
 	}
 	k8s := kubetest.Client{Client: c, Interval: time.Second, Timeout: 3 * time.Minute}
 	cs := kubernetes.NewForConfigOrDie(cfg)
+	// MLKUBE_BENCH_ONLY selects rows, e.g. for a profile of one path under a long load.
+	only, err := regexp.Compile(os.Getenv("MLKUBE_BENCH_ONLY"))
+	if err != nil {
+		t.Fatalf("MLKUBE_BENCH_ONLY: %v", err)
+	}
 	seconds := envInt(t, "MLKUBE_BENCH_SECONDS", 3)
 	rounds := envInt(t, "MLKUBE_BENCH_ROUNDS", 3)
 
@@ -110,8 +116,15 @@ func TestDataPathOnTheCluster(t *testing.T) {
 
 	plan := loadgen.Plan{TokenFile: wire.TokenFile, Rounds: rounds, Files: map[string]int{}}
 	for _, s := range settings {
-		plan.Rows = append(plan.Rows, rowsOf(s, ns, bare, relay, time.Duration(seconds)*time.Second)...)
+		for _, r := range rowsOf(s, ns, bare, relay, time.Duration(seconds)*time.Second) {
+			if only.MatchString(fmt.Sprintf("%s/%dx%d", r.Name, r.Size, r.InFlight)) {
+				plan.Rows = append(plan.Rows, r)
+			}
+		}
 		plan.Files[path.Join(podDataDir, ns, hpullObject(s.size))] = s.size
+	}
+	if len(plan.Rows) == 0 {
+		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16", only)
 	}
 	lines := drive(t, k8s, cs, ns, node, plan)
 	tbl := summarize(parse(t, lines), baselines)

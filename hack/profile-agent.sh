@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# hack/profile-agent.sh ROWS [SECONDS]: profiles the node agent on a running e2e cluster
+# ($KUBECONFIG, mlkube deployed) while the cluster benchmark drives ROWS (a MLKUBE_BENCH_ONLY
+# regexp, e.g. 'hpush/4096x16') for SECONDS (60). It turns the agent's --pprof-listen on for the
+# run (a rollout of the DaemonSet) and off again, and writes to BENCH_OUT/profile-<rows>/:
+#   agent.pprof   the agent's Go CPU profile of the node the load generator runs on
+#   perf.txt      where the whole machine's CPU went, by process and by kernel or user space
+#                 (perf record -a), when perf is installed
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rows=$1
+seconds=${2:-60}
+out=${BENCH_OUT:-_output/bench}/profile-$(echo "$rows" | tr -c 'A-Za-z0-9\n' '_')
+mkdir -p "$out"
+k() { hack/kubectl.sh -n mlkube-datapath "$@"; }
+args=$(k get daemonset node-agent -o jsonpath='{.spec.template.spec.containers[0].args}')
+restore() {
+  k patch daemonset node-agent --type=json \
+    -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/args\",\"value\":$args}]" >/dev/null || true
+  kill $(jobs -p) 2>/dev/null || true
+}
+trap restore EXIT
+k patch daemonset node-agent --type=json \
+  -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--pprof-listen=127.0.0.1:6060"}]'
+k rollout status daemonset node-agent --timeout=180s
+MLKUBE_BENCH_KUBECONFIG=$KUBECONFIG MLKUBE_BENCH_OUT=$(realpath "$out") MLKUBE_BENCH_ONLY=$rows MLKUBE_BENCH_SECONDS=$seconds MLKUBE_BENCH_ROUNDS=1 \
+  go test -count=1 -v -timeout 30m -run '^TestDataPathOnTheCluster$' ./e2e/bench/ > "$out/bench.log" 2>&1 &
+bench=$!
+# The load starts once the benchmark's pods are up; profile the middle of the run.
+until hack/kubectl.sh get pods -A 2>/dev/null | grep -q ' loadgen .*Running'; do
+  kill -0 $bench 2>/dev/null || { cat "$out/bench.log"; exit 1; }
+  sleep 2
+done
+node=$(hack/kubectl.sh get pods -A -o wide | awk '$2 == "loadgen" {print $8}')
+pod=$(k get pods -o wide | awk -v n="$node" '$1 ~ /^node-agent/ && $7 == n {print $1}')
+sleep 5
+k port-forward "pod/$pod" 16060:6060 >/dev/null 2>&1 &
+sleep 2
+window=$(( seconds / 2 ))
+if command -v perf >/dev/null; then
+  perf record -a -g -o "$out/perf.data" -- sleep "$window" >/dev/null 2>&1 &
+fi
+curl -fsS -o "$out/agent.pprof" "http://127.0.0.1:16060/debug/pprof/profile?seconds=$window"
+wait $bench || { cat "$out/bench.log"; exit 1; }
+if [ -f "$out/perf.data" ]; then
+  perf report -i "$out/perf.data" --no-children --sort comm,dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "$out/perf.txt"
+fi
+go tool pprof -top -nodecount=40 "$out/agent.pprof" > "$out/agent-top.txt" 2>/dev/null
+echo "profiles of $rows on node $node in $out:"
+head -20 "$out/agent-top.txt"
+[ -f "$out/perf.txt" ] && head -25 "$out/perf.txt"
