@@ -14,15 +14,19 @@ out=${BENCH_OUT:-_output/bench}/profile-$(echo "$rows" | tr -c 'A-Za-z0-9\n' '_'
 mkdir -p "$out"
 k() { hack/kubectl.sh -n mlkube-datapath "$@"; }
 args=$(k get daemonset node-agent -o jsonpath='{.spec.template.spec.containers[0].args}')
-restore() {
+restore() { kill $(jobs -p) 2>/dev/null || true; }
+if [[ $args != *--pprof-listen* ]]; then
+  # On for this run only, unless it was on already (profiles taken one after the other).
+  restore() {
+    kill $(jobs -p) 2>/dev/null || true
+    k patch daemonset node-agent --type=json \
+      -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/args\",\"value\":$args}]" >/dev/null || true
+  }
   k patch daemonset node-agent --type=json \
-    -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/args\",\"value\":$args}]" >/dev/null || true
-  kill $(jobs -p) 2>/dev/null || true
-}
+    -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--pprof-listen=127.0.0.1:6060"}]'
+fi
 trap restore EXIT
-k patch daemonset node-agent --type=json \
-  -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--pprof-listen=127.0.0.1:6060"}]'
-k rollout status daemonset node-agent --timeout=180s
+k rollout status daemonset node-agent --timeout=600s
 MLKUBE_BENCH_KUBECONFIG=$KUBECONFIG MLKUBE_BENCH_OUT=$(realpath "$out") MLKUBE_BENCH_ONLY=$rows MLKUBE_BENCH_SECONDS=$seconds MLKUBE_BENCH_ROUNDS=1 \
   go test -count=1 -v -timeout 30m -run '^TestDataPathOnTheCluster$' ./e2e/bench/ > "$out/bench.log" 2>&1 &
 bench=$!
@@ -32,7 +36,9 @@ until hack/kubectl.sh get pods -A 2>/dev/null | grep -q ' loadgen .*Running'; do
   sleep 2
 done
 node=$(hack/kubectl.sh get pods -A -o wide | awk '$2 == "loadgen" {print $8}')
-pod=$(k get pods -o wide | awk -v n="$node" '$1 ~ /^node-agent/ && $7 == n {print $1}')
+# The node's agent pod, not one the rollout is still stopping.
+pod=$(k get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName} {.metadata.deletionTimestamp}{"\n"}{end}' |
+  awk -v n="$node" 'NF == 2 && $2 == n {print $1}')
 sleep 5
 k port-forward "pod/$pod" 16060:6060 >/dev/null 2>&1 &
 sleep 2
@@ -43,9 +49,9 @@ fi
 curl -fsS -o "$out/agent.pprof" "http://127.0.0.1:16060/debug/pprof/profile?seconds=$window"
 wait $bench || { cat "$out/bench.log"; exit 1; }
 if [ -f "$out/perf.data" ]; then
-  perf report -i "$out/perf.data" --no-children --sort comm,dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "$out/perf.txt"
+  perf report -i "$out/perf.data" --no-children --sort comm,dso -g none --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "$out/perf.txt"
 fi
-go tool pprof -top -nodecount=40 "$out/agent.pprof" > "$out/agent-top.txt" 2>/dev/null
+go tool pprof -top -nodecount=40 "$out/agent.pprof" > "$out/agent-top.txt"
 echo "profiles of $rows on node $node in $out:"
 head -20 "$out/agent-top.txt"
 [ -f "$out/perf.txt" ] && head -25 "$out/perf.txt"
