@@ -41,7 +41,7 @@ pod=$(k get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}
   awk -v n="$node" 'NF == 2 && $2 == n {print $1}')
 sleep 5
 k port-forward "pod/$pod" 16060:6060 >/dev/null 2>&1 &
-sleep 2
+for _ in $(seq 30); do curl -fsS -o /dev/null http://127.0.0.1:16060/debug/pprof/ 2>/dev/null && break; sleep 1; done
 window=$(( seconds / 2 ))
 if command -v perf >/dev/null; then
   perf record -a -g -o "$out/perf.data" -- sleep "$window" >/dev/null 2>&1 &
