@@ -35,7 +35,7 @@ until hack/kubectl.sh get pods -A 2>/dev/null | grep -q ' loadgen .*Running'; do
   kill -0 $bench 2>/dev/null || { cat "$out/bench.log"; exit 1; }
   sleep 2
 done
-node=$(hack/kubectl.sh get pods -A -o wide | awk '$2 == "loadgen" {print $8}')
+node=$(hack/kubectl.sh get pods -A -o wide | awk '$2 == "loadgen" && $4 == "Running" {print $8; exit}')
 # The node's agent pod, not one the rollout is still stopping.
 pod=$(k get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName} {.metadata.deletionTimestamp}{"\n"}{end}' |
   awk -v n="$node" 'NF == 2 && $2 == n {print $1}')
