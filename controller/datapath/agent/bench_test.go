@@ -1,25 +1,20 @@
 package agent
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
+	"github.com/mlkube/mlkube/internal/loadgen"
 )
 
 // BenchmarkDataPath moves objects along the real path, client → agent →
@@ -131,7 +126,7 @@ func benchRows(size int) []benchRow {
 
 // run starts the servers of the row and drives b.N objects through them.
 func (r benchRow) run(b *testing.B, size int, shim func() string) float64 {
-	payload := transformertest.Object{Size: size}.Bytes()
+	payload := loadgen.Payload(size)
 	put := func(url string) float64 {
 		return runObjects(b, size, r.clients, httpClients(b, http.MethodPut, url, "", payload))
 	}
@@ -182,25 +177,11 @@ func sizeName(size int) string {
 func runObjects(b *testing.B, size, clients int, newClient func() func() error) float64 {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
-	dos := make([]func() error, clients)
-	for i := range dos {
-		dos[i] = newClient()
-	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
 	b.ResetTimer()
-	for _, do := range dos {
-		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
-				if err := do(); err != nil {
-					b.Error(err)
-					next.Store(math.MaxInt64 / 2) // the others stop too
-					return
-				}
-			}
-		})
+	if _, err := loadgen.Objects(clients, func() bool { return next.Add(1) <= int64(b.N) }, newClient); err != nil {
+		b.Error(err)
 	}
-	wg.Wait()
 	b.StopTimer()
 	return float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 }
@@ -214,111 +195,14 @@ func httpClients(b *testing.B, method, url, token string, payload []byte) func()
 		t.MaxIdleConnsPerHost = 4
 		c := &http.Client{Transport: t}
 		b.Cleanup(c.CloseIdleConnections)
-		chk := newChecker(payload)
-		var body []byte
-		if method == http.MethodPut {
-			body = payload
-		}
-		return func() error { return roundTrip(c, method, url, token, body, chk) }
+		h := &loadgen.HTTPClient{C: c, Method: method, URL: url, Token: token, Payload: payload}
+		return h.Do
 	}
-}
-
-// roundTrip sends one object and checks its result with chk.
-func roundTrip(c *http.Client, method, url, token string, payload []byte, chk *checker) error {
-	var body io.Reader
-	if payload != nil {
-		body = bytes.NewReader(payload)
-	}
-	req, err := http.NewRequest(method, url, body)
-	if err != nil {
-		return err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("%s %s: status %d: %s", method, url, resp.StatusCode, msg)
-	}
-	if err := chk.check(resp.Body); err != nil {
-		return fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	return nil
-}
-
-// checker compares results with the object it expects as they stream in,
-// through its own buffer, so checking costs every row the same.
-type checker struct {
-	want []byte
-	off  int
-	buf  []byte
-}
-
-func newChecker(want []byte) *checker {
-	return &checker{want: want, buf: make([]byte, bufferSize)}
-}
-
-var errResultDiffers = errors.New("result differs from the object")
-
-// Write takes the next bytes of a result (for writers of a message).
-func (c *checker) Write(p []byte) (int, error) {
-	if len(p) > len(c.want)-c.off || !bytes.Equal(p, c.want[c.off:c.off+len(p)]) {
-		return 0, fmt.Errorf("%w at byte %d", errResultDiffers, c.off)
-	}
-	c.off += len(p)
-	return len(p), nil
-}
-
-// ReadFrom takes a whole result, so io.Copy reads it into c's buffer.
-func (c *checker) ReadFrom(r io.Reader) (int64, error) {
-	var n int64
-	for {
-		m, err := r.Read(c.buf)
-		if m > 0 {
-			if _, werr := c.Write(c.buf[:m]); werr != nil {
-				return n, werr
-			}
-			n += int64(m)
-		}
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
-}
-
-// check reads one result from r and compares it with the object.
-func (c *checker) check(r io.Reader) error {
-	c.reset()
-	if _, err := c.ReadFrom(r); err != nil {
-		return err
-	}
-	return c.complete()
-}
-
-func (c *checker) reset() { c.off = 0 }
-
-// complete says whether the result has ended with the object's last byte.
-func (c *checker) complete() error {
-	if c.off != len(c.want) {
-		return fmt.Errorf("%w: %d bytes, want %d", errResultDiffers, c.off, len(c.want))
-	}
-	return nil
 }
 
 // bareEcho is a net/http server that copies the body back.
 func bareEcho(b *testing.B) string {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.NewResponseController(w).EnableFullDuplex()
-		io.Copy(w, r.Body)
-	}))
+	ts := httptest.NewServer(http.HandlerFunc(loadgen.Echo))
 	b.Cleanup(ts.Close)
 	return ts.URL
 }
@@ -344,56 +228,15 @@ func (e *env) addTarget(name string, comm etlv1alpha1.Communication, url string)
 	}
 }
 
-// tcpRelay forwards every connection to backend with io.Copy both ways
-// (splice(2) on Linux) and returns its URL.
+// tcpRelay forwards every connection to backend (loadgen.Relay) and returns
+// its URL.
 func tcpRelay(b *testing.B, backend string) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	b.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, in)
-			mu.Unlock()
-			wg.Go(func() { relay(in, backend) })
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
-func relay(in net.Conn, backend string) {
-	defer in.Close()
-	out, err := net.Dial("tcp", backend)
-	if err != nil {
-		return
-	}
-	defer out.Close()
 	done := make(chan struct{})
-	go func() {
-		io.Copy(out, in)
-		out.(*net.TCPConn).CloseWrite()
-		close(done)
-	}()
-	io.Copy(in, out)
-	in.(*net.TCPConn).CloseWrite()
-	<-done
+	go func() { loadgen.Relay(ln, backend); close(done) }()
+	b.Cleanup(func() { ln.Close(); <-done })
+	return "http://" + ln.Addr().String()
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/loadgen"
 	"github.com/mlkube/mlkube/runtimes/proc"
 )
 
@@ -84,7 +85,7 @@ func freePort(b *testing.B) int {
 // is payload.
 func execClients(payload []byte, command []string) func() func() error {
 	return func() func() error {
-		chk := newChecker(payload)
+		chk := loadgen.NewChecker(payload)
 		return func() error {
 			// Started as the shim starts every command.
 			cmd := exec.CommandContext(context.Background(), command[0], command[1:]...)
@@ -97,7 +98,7 @@ func execClients(payload []byte, command []string) func() func() error {
 			if err := cmd.Start(); err != nil {
 				return err
 			}
-			cerr := chk.check(stdout)
+			cerr := chk.Check(stdout)
 			if err := cmd.Wait(); err != nil {
 				return fmt.Errorf("%s: %w", command[0], err)
 			}
