@@ -50,7 +50,9 @@ func wsDialer(b *testing.B, path string) func() loadgen.MsgClient {
 	case "ws-stream":
 		e := newEnv(b)
 		e.addTransform("echo", etlv1alpha1.CommWS, "", echo)
-		return func() loadgen.MsgClient { return loadgen.AgentStream{C: dialStream(b, e, "echo").conn, Object: "object"} }
+		return func() loadgen.MsgClient {
+			return loadgen.AgentStream{C: dialStream(b, e, "echo").conn, Object: "object"}
+		}
 	case "bare-ws":
 		url := wsServer(b, loadgen.WSEcho)
 		return func() loadgen.MsgClient {
