@@ -109,7 +109,18 @@ func TestDataPathOnTheCluster(t *testing.T) {
 		sizes = append(sizes, strconv.Itoa(s.size))
 	}
 	bare := servePod(t, k8s, ns, node, "bare", "serve", "-files", strings.Join(sizes, ","))
-	relay := servePod(t, k8s, ns, node, "relay", "relay", "-backend", fmt.Sprintf("%s:%d", bare, port))
+	servePod(t, k8s, ns, node, "relay", "relay", "-backend", fmt.Sprintf("%s:%d", bare, port))
+	// Clients reach the relay as they reach the agent, through a node-local Service, so the chain
+	// has every hop the data path has: kube-proxy's rules are not counted against the agent.
+	relay := "relay." + ns + ".svc"
+	k8s.MustCreate(t, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "relay", Namespace: ns},
+		Spec: corev1.ServiceSpec{
+			Selector:              map[string]string{"app": "relay"},
+			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
+			Ports:                 []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromInt(port)}},
+		},
+	})
 	for _, tr := range transforms {
 		k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	}
@@ -246,7 +257,7 @@ func servePod(t *testing.T, k8s kubetest.Client, ns, node, name string, args ...
 	ctr.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt(port)}}, PeriodSeconds: 1}
 	ctr.VolumeMounts = []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{
 			NodeName: node, Containers: []corev1.Container{ctr},
 			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
