@@ -164,7 +164,7 @@ bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT ti
 	$(call run-bench,controller,controller/integration,-test.bench . -test.benchtime 1x -test.timeout 60m)
 	$(call run-bench,webhook,webhook,-test.bench . -test.benchtime 5000x -test.benchmem)
 	$(call run-bench,sdk,sdk/transformer,-test.bench . -test.benchmem)
-	$(call run-bench,datapath,controller/datapath/agent,-test.bench 'DataPath|Authorization' -test.benchtime 2s)
+	$(call run-bench,datapath,controller/datapath/agent,-test.bench 'DataPath|Authorization' -test.benchtime 500ms)
 	$(call run-bench,noderun,controller/datapath/agent,-test.bench NodeRun -test.benchtime 1x)
 	@for f in controller webhook sdk datapath noderun; do \
 		printf '\n### %s\n\n```\n' $$f; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; printf '```\n'; \
