@@ -4,7 +4,10 @@
 # regexp, e.g. 'hpush/4096x16') for SECONDS (60). It turns the agent's --pprof-listen on for the
 # run (a rollout of the DaemonSet) and off again, and writes to BENCH_OUT/profile-<rows>/:
 #   agent.pprof   the agent's Go CPU profile of the node the load generator runs on
-#   perf.txt      where the whole machine's CPU went, by process and by kernel or user space
+#   cpu.txt       CPU seconds each process of the path spent in the window (user and system, from
+#                 /proc), with its command line: the load generator, relay and bare echo are
+#                 one binary, told apart by their arguments
+#   perf.txt      where the whole machine's CPU went, by command and by kernel or user space
 #                 (perf record -a), when perf is installed
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +16,14 @@ seconds=${2:-60}
 out=${BENCH_OUT:-_output/bench}/profile-$(echo "$rows" | tr -c 'A-Za-z0-9\n' '_')
 mkdir -p "$out"
 k() { hack/kubectl.sh -n mlkube-datapath "$@"; }
+# cpu_times: "<pid>:<command line> <user ticks> <system ticks>" of every process on the path.
+cpu_times() {
+  local p
+  for p in $(pgrep -x 'node-agent|echo|loadgen|io-shim'); do
+    [ -r "/proc/$p/stat" ] || continue
+    echo "$p:$(tr '\0 ' '_' < "/proc/$p/cmdline" | cut -c1-60) $(awk '{print $14, $15}' "/proc/$p/stat")"
+  done
+}
 args=$(k get daemonset node-agent -o jsonpath='{.spec.template.spec.containers[0].args}')
 restore() { kill $(jobs -p) 2>/dev/null || true; }
 if [[ $args != *--pprof-listen* ]]; then
@@ -46,7 +57,12 @@ window=$(( seconds / 2 ))
 if command -v perf >/dev/null; then
   perf record -a -g -o "$out/perf.data" -- sleep "$window" >/dev/null 2>&1 &
 fi
+before=$(cpu_times)
 curl -fsS -o "$out/agent.pprof" "http://127.0.0.1:16060/debug/pprof/profile?seconds=$window"
+after=$(cpu_times)
+join <(echo "$before" | sort) <(echo "$after" | sort) |
+  awk -v w="$window" '{printf "%6.2f CPU-s of %ds user %5.2f sys %5.2f  %s\n", ($4-$2+$5-$3)/100, w, ($4-$2)/100, ($5-$3)/100, $1}' |
+  sort -rn > "$out/cpu.txt"
 wait $bench || { cat "$out/bench.log"; exit 1; }
 if [ -f "$out/perf.data" ]; then
   perf report -i "$out/perf.data" --no-children --sort comm,dso -g none --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "$out/perf.txt"
