@@ -34,8 +34,8 @@ import (
 )
 
 const (
-	agentURL   = "http://node-agent.mlkube-datapath.svc"
-	echoImage  = "mlkube/transformer-echo:dev"
+	agentURL  = "http://node-agent.mlkube-datapath.svc"
+	echoImage = "mlkube/transformer-echo:dev"
 	// hostDataRoot holds one data root per node on the e2e clusters (the agents' --data-root is
 	// <this>/<node>); the load generator writes hpull's objects there.
 	hostDataRoot = "/var/lib/mlkube/data"
@@ -125,7 +125,8 @@ func TestDataPathOnTheCluster(t *testing.T) {
 		k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	}
 
-	plan := loadgen.Plan{TokenFile: wire.TokenFile, Rounds: rounds, Files: map[string]int{}}
+	plan := loadgen.Plan{TokenFile: wire.TokenFile, Rounds: rounds, Files: map[string]int{},
+		Ready: []string{fmt.Sprintf("http://%s:%d/healthz", relay, port), agentURL + "/healthz"}}
 	for _, s := range settings {
 		for _, r := range rowsOf(s, ns, bare, relay, time.Duration(seconds)*time.Second) {
 			if only.MatchString(fmt.Sprintf("%s/%dx%d", r.Name, r.Size, r.InFlight)) {

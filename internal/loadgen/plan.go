@@ -142,10 +142,16 @@ type Plan struct {
 	// every row, as the kubelet replaces it.
 	TokenFile string `json:"tokenFile,omitempty"`
 	// Files are objects to write before the rows: path → size, the bytes being Payload(size).
-	Files  map[string]int `json:"files,omitempty"`
-	Rows   []Row          `json:"rows"`
-	Rounds int            `json:"rounds"`
+	Files map[string]int `json:"files,omitempty"`
+	// Ready are URLs that must answer a GET with 200 before the rows start: a Service that was
+	// just made answers only once kube-proxy has its rules.
+	Ready  []string `json:"ready,omitempty"`
+	Rows   []Row    `json:"rows"`
+	Rounds int      `json:"rounds"`
 }
+
+// ReadyTimeout bounds the wait for Plan.Ready.
+const ReadyTimeout = 2 * time.Minute
 
 // MaxRounds bounds Plan.Rounds.
 const MaxRounds = 20
@@ -172,6 +178,11 @@ func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) err
 		err := writeFile(path, Payload(size))
 		defer removeFile(path)
 		if err != nil {
+			return err
+		}
+	}
+	for _, u := range p.Ready {
+		if err := waitReady(ctx, u, ReadyTimeout); err != nil {
 			return err
 		}
 	}
@@ -218,4 +229,30 @@ func writeFile(path string, data []byte) error {
 func removeFile(path string) {
 	_ = os.Remove(path)
 	_ = os.Remove(filepath.Dir(path)) // fails, as it should, while other files are there
+}
+
+// waitReady GETs url until it answers 200, for at most timeout.
+func waitReady(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("ready URL %s: %w", url, err)
+		}
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not answer 200 within %s: %w", url, timeout, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -18,6 +19,13 @@ func TestPlanRunsEveryRowEveryRound(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /echo", Echo)
 	mux.HandleFunc("/ws", WSEcho)
+	var asked atomic.Int32
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, _ *http.Request) {
+		// Not ready at first, as a Service kube-proxy has no rules for yet.
+		if asked.Add(1) < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
 	mux.Handle("GET /files/", http.StripPrefix("/files/", http.FileServer(http.Dir(dir))))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -28,6 +36,7 @@ func TestPlanRunsEveryRowEveryRound(t *testing.T) {
 	p := Plan{
 		TokenFile: token,
 		Files:     map[string]int{filepath.Join(dir, "ns", "obj"): 70 << 10},
+		Ready:     []string{srv.URL + "/ready"},
 		Rounds:    2,
 		Rows: []Row{
 			{Name: "get", Method: http.MethodGet, URL: srv.URL + "/files/ns/obj", Size: 70 << 10, InFlight: 2, Duration: 50 * time.Millisecond},
@@ -45,6 +54,9 @@ func TestPlanRunsEveryRowEveryRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if asked.Load() < 3 {
+		t.Errorf("the rows started after %d readiness checks, before the URL answered 200", asked.Load())
+	}
 	if strings.Join(got, ",") != "get,put,ws,get,put,ws" {
 		t.Errorf("rows reported %v, want every row of both rounds in order", got)
 	}
@@ -58,6 +70,14 @@ func TestPlanRunsEveryRowEveryRound(t *testing.T) {
 	err = p.Execute(context.Background(), func(int, Result) { rows++ })
 	if err == nil || !strings.Contains(err.Error(), "row put") || rows != 2 {
 		t.Errorf("a wrong answer: %v after %d rows; want the row named, after 2 rows", err, rows)
+	}
+}
+
+func TestPlanWaitsForReadyOnlySoLong(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
+	defer srv.Close()
+	if err := waitReady(context.Background(), srv.URL, 600*time.Millisecond); err == nil || !strings.Contains(err.Error(), "status 502") {
+		t.Errorf("a URL that never answers 200: %v, want its last status", err)
 	}
 }
 
