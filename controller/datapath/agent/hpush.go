@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 
 	"github.com/mlkube/mlkube/api/wire"
@@ -37,8 +39,40 @@ func (h hpush) transform(ctx context.Context, t Target, in input, exceeded *atom
 	if body == nil || size == 0 {
 		closeBody(body)
 		req.Body, req.ContentLength = http.NoBody, 0
+	} else if !in.local && size > 0 && size <= wholeBodySize {
+		if err := readWhole(req, body, size); err != nil {
+			return nil, 0, err
+		}
 	}
 	return h.a.roundTrip(req)
+}
+
+// wholeBodySize is the largest streamed body that hpush reads whole before
+// sending it. net/http sends a body it cannot see in memory in a system
+// call of its own, after flushing the headers apart; a body in memory leaves
+// with the headers in one write, and the transformer reads both at once. A
+// small object is all in the agent within one round trip of its client
+// anyway.
+const wholeBodySize = 32 << 10
+
+// readWhole reads req's body of size bytes into memory and makes req send
+// it from there. A failed read fails as Client.Do did when its transport
+// read the body: with the object's timeout once that has passed, else with
+// the body's error. A client that stalls holds the object as it did then:
+// its answer waits for the rest of its body (or for it to go away).
+func readWhole(req *http.Request, body io.ReadCloser, size int64) error {
+	data := make([]byte, size)
+	if _, err := io.ReadFull(body, data); err != nil {
+		if req.Context().Err() != nil {
+			err = context.Cause(req.Context())
+		}
+		return &url.Error{Op: "Put", URL: req.URL.String(), Err: err}
+	}
+	closeBody(body)
+	// The transport sends a *bytes.Reader with the headers. GetBody stays
+	// unset, so that a request is never sent twice, as with a streamed body.
+	req.Body = io.NopCloser(bytes.NewReader(data))
+	return nil
 }
 
 func closeBody(b io.Closer) {
