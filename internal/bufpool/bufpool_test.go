@@ -52,3 +52,15 @@ func TestCopyStream(t *testing.T) {
 		t.Errorf("failing destination: %v, %v", s, d)
 	}
 }
+
+func TestCopyStreamLarge(t *testing.T) {
+	errSrc := errors.New("src")
+	data := bytes.Repeat([]byte("0123456789"), StreamSize/5) // two buffers' worth
+	var out bytes.Buffer
+	if s, d := CopyStream(&out, bytes.NewReader(data)); s != nil || d != nil || !bytes.Equal(out.Bytes(), data) {
+		t.Errorf("copy = %v, %v, %d bytes of %d", s, d, out.Len(), len(data))
+	}
+	if s, d := CopyStream(io.Discard, io.MultiReader(strings.NewReader("x"), iotest.ErrReader(errSrc))); !errors.Is(s, errSrc) || d != nil {
+		t.Errorf("failing source: %v, %v", s, d)
+	}
+}

@@ -59,7 +59,7 @@ func (h *Handler) writeResult(w http.ResponseWriter, r *http.Request, req reques
 	if _, err := w.Write((*buf)[:n]); err != nil {
 		return false // the client went away
 	}
-	srcErr, dstErr := bufpool.Copy(w, out, *buf)
+	srcErr, dstErr := bufpool.CopyStream(w, out)
 	if srcErr != nil {
 		h.log.Warn("transformation failed after its answer started; aborting the response",
 			"object", req.object, "error", srcErr)

@@ -119,7 +119,7 @@ func (a *Agent) transformAnswer(ctx context.Context, w http.ResponseWriter, o *o
 	if _, err := w.Write((*buf)[:n]); err != nil || complete {
 		return nil // a client that went away is not the object's failure
 	}
-	if srcErr, _ := bufpool.Copy(w, result, *buf); srcErr != nil {
+	if srcErr, _ := bufpool.CopyStream(w, result); srcErr != nil {
 		srcErr = o.classify(srcErr)
 		o.finish(statusOf(srcErr), "result failed after its answer started: "+messageOf(srcErr))
 		a.log.Warn("result failed after its answer started; aborting the response", "object", o.object, "error", srcErr)
