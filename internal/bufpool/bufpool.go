@@ -67,12 +67,13 @@ func Copy(dst io.Writer, src io.Reader, buf []byte) (srcErr, dstErr error) {
 // client, agent and transformer together with 64 KiB, 86 with 256 KiB).
 const StreamSize = 256 << 10
 
-var streamBuffers = New(StreamSize)
+// Streams holds the buffers of StreamSize.
+var Streams = New(StreamSize)
 
-// CopyStream is Copy through a pooled buffer of StreamSize, for a result
-// that did not fit its prefetch buffer.
+// CopyStream is Copy through a buffer of Streams, for a result that did not
+// fit its prefetch buffer.
 func CopyStream(dst io.Writer, src io.Reader) (srcErr, dstErr error) {
-	buf := streamBuffers.Get()
-	defer streamBuffers.Put(buf)
+	buf := Streams.Get()
+	defer Streams.Put(buf)
 	return Copy(dst, src, *buf)
 }

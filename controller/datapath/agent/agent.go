@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/egress"
 )
 
@@ -153,7 +155,7 @@ const srcHeaderTimeout = 30 * time.Second
 // stays on the node).
 func newTransport() *http.Transport {
 	return &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dialTransformer,
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
@@ -161,6 +163,32 @@ func newTransport() *http.Transport {
 		WriteBufferSize:     bufferSize,
 		ReadBufferSize:      bufferSize,
 	}
+}
+
+var transformerDialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+
+// dialTransformer dials a connection that sends request bodies through
+// large pooled buffers (see transformerConn).
+func dialTransformer(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := transformerDialer.DialContext(ctx, network, addr)
+	if tc, ok := c.(*net.TCPConn); ok {
+		return transformerConn{tc}, err
+	}
+	return c, err
+}
+
+// transformerConn is a TCP connection whose ReadFrom copies through a
+// pooled buffer of bufpool.StreamSize. net/http sends a streamed request
+// body with the connection's ReadFrom, which on a bare *net.TCPConn
+// allocates a 32 KiB buffer per request and costs a read from the client
+// and a write to the transformer per 32 KiB.
+type transformerConn struct{ *net.TCPConn }
+
+func (c transformerConn) ReadFrom(r io.Reader) (int64, error) {
+	buf := bufpool.Streams.Get()
+	defer bufpool.Streams.Put(buf)
+	// Only Write: io.CopyBuffer would otherwise call ReadFrom again.
+	return io.CopyBuffer(struct{ io.Writer }{c.TCPConn}, r, *buf)
 }
 
 // ServeHTTP routes the agent's API. It routes by prefix rather than with a
