@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +27,7 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/scheme"
 	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/e2e/internal/fixture"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 	"github.com/mlkube/mlkube/internal/loadgen"
@@ -36,11 +36,10 @@ import (
 const (
 	agentURL  = "http://node-agent.mlkube-datapath.svc"
 	echoImage = "mlkube/transformer-echo:dev"
-	// hostDataRoot holds one data root per node on the e2e clusters (the agents' --data-root is
-	// <this>/<node>); the load generator writes hpull's objects there.
-	hostDataRoot = "/var/lib/mlkube/data"
-	podDataDir   = "/data"
-	port         = 8080
+	// podDataDir is where the load generator mounts its node's data root, to write hpull's
+	// objects there.
+	podDataDir = "/data"
+	port       = 8080
 )
 
 // A setting is one size at one in-flight window: the 4 KiB with 1 and 16 in flight, 1 MiB
@@ -220,22 +219,13 @@ func write(t *testing.T, name, data string) {
 }
 
 func firstReadyNode(t *testing.T, k8s kubetest.Client) string {
-	var nodes corev1.NodeList
-	if err := k8s.List(context.Background(), &nodes); err != nil {
+	ready, err := fixture.ReadyNodes(context.Background(), k8s)
+	if err != nil {
 		t.Fatal(err)
-	}
-	var ready []string
-	for _, n := range nodes.Items {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && !n.Spec.Unschedulable {
-				ready = append(ready, n.Name)
-			}
-		}
 	}
 	if len(ready) == 0 {
 		t.Fatal("no ready node")
 	}
-	sort.Strings(ready)
 	return ready[0]
 }
 
@@ -294,20 +284,13 @@ func drive(t *testing.T, k8s kubetest.Client, cs *kubernetes.Clientset, ns, node
 		{Name: "data", MountPath: podDataDir},
 		{Name: "token", MountPath: path.Dir(wire.TokenFile), ReadOnly: true},
 	}
-	hostPathType := corev1.HostPathDirectoryOrCreate
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "loadgen", Namespace: ns},
 		Spec: corev1.PodSpec{
 			NodeName: node, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{ctr},
 			Volumes: []corev1.Volume{
-				{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: hostDataRoot + "/" + node, Type: &hostPathType,
-				}}},
-				{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-					Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
-						Audience: wire.Audience, ExpirationSeconds: ptr.To[int64](3600), Path: path.Base(wire.TokenFile),
-					}}},
-				}}},
+				fixture.NodeDataVolume("data", node),
+				fixture.TokenVolume("token"),
 			},
 		},
 	}

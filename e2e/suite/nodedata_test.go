@@ -14,16 +14,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/e2e/internal/fixture"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 const (
-	// hostDataRoot holds one data root per node (the agents' --data-root is <this>/<node>).
-	hostDataRoot = "/var/lib/mlkube/data"
-	clientImage  = "mlkube/e2e-testserver:dev"
+	clientImage = "mlkube/e2e-testserver:dev"
 	// podDataDir is where a client pod mounts its node's data root.
 	podDataDir = "/data"
 )
@@ -35,7 +33,6 @@ const (
 // a data path token of ns's default ServiceAccount (see fetchFrom).
 func clientOn(t *testing.T, ns, node string) string {
 	t.Helper()
-	hostPathType := corev1.HostPathDirectoryOrCreate
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "client-" + node, Namespace: ns},
 		Spec: corev1.PodSpec{
@@ -55,14 +52,8 @@ func clientOn(t *testing.T, ns, node string) string {
 				},
 			}},
 			Volumes: []corev1.Volume{
-				{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: hostDataRoot + "/" + node, Type: &hostPathType,
-				}}},
-				{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-					Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
-						Audience: wire.Audience, ExpirationSeconds: ptr.To[int64](3600), Path: path.Base(wire.TokenFile),
-					}}},
-				}}},
+				fixture.NodeDataVolume("data", node),
+				fixture.TokenVolume("token"),
 			},
 		},
 	}

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/e2e/internal/fixture"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
@@ -17,17 +16,9 @@ const echoImage = "mlkube/transformer-echo:dev"
 
 func readyNodes(t *testing.T) []string {
 	t.Helper()
-	var nodes corev1.NodeList
-	if err := k8s.List(context.Background(), &nodes); err != nil {
+	out, err := fixture.ReadyNodes(context.Background(), k8s)
+	if err != nil {
 		t.Fatal(err)
-	}
-	var out []string
-	for _, n := range nodes.Items {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && !n.Spec.Unschedulable {
-				out = append(out, n.Name)
-			}
-		}
 	}
 	if len(out) < 2 {
 		t.Fatalf("%d ready nodes; the e2e cluster must have at least 2", len(out))

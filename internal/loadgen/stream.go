@@ -103,8 +103,8 @@ func (c OwnWS) Receive(w io.Writer) error {
 // message naming it, then its bytes; each answer a result or an error message.
 type AgentStream struct {
 	C *ws.Conn
-	// Object names every object sent.
-	Object string
+	// Object names every object sent, and Args are its arguments.
+	Object, Args string
 }
 
 // StreamURL is the agent's stream API for the Transform namespace/name, at the agent's base URL
@@ -126,7 +126,7 @@ func DialAgentStream(ctx context.Context, url, token string) (AgentStream, error
 
 // Send sends one object.
 func (c AgentStream) Send(payload []byte) error {
-	ctrl, err := wire.MarshalControl(wire.Control{Object: c.Object})
+	ctrl, err := wire.MarshalControl(wire.Control{Object: c.Object, Args: c.Args})
 	if err != nil {
 		return err
 	}

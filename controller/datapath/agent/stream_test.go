@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/loadgen"
 	"github.com/mlkube/mlkube/internal/ws"
 )
 
@@ -30,35 +30,13 @@ func dialStream(t testing.TB, e *env, name string) *streamClient {
 }
 
 func (c *streamClient) send(object, args string, data []byte) error {
-	ctrl, _ := wire.MarshalControl(wire.Control{Object: object, Args: args})
-	c.conn.LockWrite()
-	defer c.conn.UnlockWrite()
-	if err := c.conn.WriteMessage(ws.Text, ctrl); err != nil {
-		return err
-	}
-	return c.conn.WriteMessage(ws.Binary, data)
+	return loadgen.AgentStream{C: c.conn, Object: object, Args: args}.Send(data)
 }
 
 // receive returns the next result, or the transformer's error message as an
 // error.
 func (c *streamClient) receive(out io.Writer) error {
-	typ, r, err := c.conn.NextReader()
-	if err != nil {
-		return err
-	}
-	if typ == ws.Binary {
-		_, err := io.Copy(out, r)
-		return err
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	msg, err := wire.ParseError(data)
-	if err != nil {
-		return err
-	}
-	return errors.New(msg)
+	return loadgen.AgentStream{C: c.conn}.Receive(out)
 }
 
 // TestStream pipelines objects on one client stream, with failures among
