@@ -55,7 +55,7 @@ func Select() (Provider, error) {
 		return nil, err
 	}
 	if name == "kind" {
-		return kind.New(state, Nodes), nil
+		return kind.New(state, Nodes, os.Getenv(kind.NodeImageEnv)), nil
 	}
 	return local.New(root, state, Nodes)
 }

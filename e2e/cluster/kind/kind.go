@@ -17,14 +17,23 @@ import (
 // ClusterName names the kind cluster (and the prefix of its node containers).
 const ClusterName = "mlkube-e2e"
 
+// NodeImageEnv names the node image to run; empty is kind's own default, the image its release
+// publishes, as users of kind have it. A machine that cannot pull it names one built without a
+// registry.
+const NodeImageEnv = "MLKUBE_KIND_NODE_IMAGE"
+
 // Cluster is the kind provider.
 type Cluster struct {
-	state   string
-	workers int
+	state     string
+	workers   int
+	nodeImage string
 }
 
-// New is a kind cluster with workers worker nodes, whose kubeconfig is written under state.
-func New(state string, workers int) *Cluster { return &Cluster{state: state, workers: workers} }
+// New is a kind cluster with workers worker nodes running nodeImage (kind's default when empty),
+// whose kubeconfig is written under state.
+func New(state string, workers int, nodeImage string) *Cluster {
+	return &Cluster{state: state, workers: workers, nodeImage: nodeImage}
+}
 
 func (c *Cluster) Name() string { return "kind" }
 
@@ -37,6 +46,8 @@ func (c *Cluster) Up(ctx context.Context) error {
 	}
 	return provider().Create(ClusterName,
 		cluster.CreateWithV1Alpha4Config(clusterConfig(c.workers)),
+		// An empty image keeps kind's default.
+		cluster.CreateWithNodeImage(c.nodeImage),
 		cluster.CreateWithKubeconfigPath(c.Kubeconfig()),
 		cluster.CreateWithWaitForReady(5*time.Minute),
 		cluster.CreateWithDisplayUsage(false),
@@ -68,11 +79,20 @@ func provider() *cluster.Provider {
 	return cluster.NewProvider(engine, cluster.ProviderWithLogger(cmd.NewLogger()))
 }
 
+// kubeletOnCgroupV1 lets the kubelet start on a cgroup v1 host, which it refuses by default since
+// Kubernetes 1.35 (KubeletConfiguration failCgroupV1); on a cgroup v2 host the setting does
+// nothing, so every cluster gets it.
+const kubeletOnCgroupV1 = `kind: KubeletConfiguration
+apiVersion: kubelet.config.k8s.io/v1beta1
+failCgroupV1: false
+`
+
 // clusterConfig is one control plane and workers workers.
 func clusterConfig(workers int) *v1alpha4.Cluster {
 	cfg := &v1alpha4.Cluster{
-		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
-		Nodes:    []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole}},
+		TypeMeta:             v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
+		Nodes:                []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole}},
+		KubeadmConfigPatches: []string{kubeletOnCgroupV1},
 	}
 	for range workers {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/exec"
@@ -28,6 +29,22 @@ func TestClusterConfig(t *testing.T) {
 	}
 	if cfg.Kind != "Cluster" || cfg.APIVersion != "kind.x-k8s.io/v1alpha4" {
 		t.Errorf("type = %s %s", cfg.APIVersion, cfg.Kind)
+	}
+	// kubeadm applies the patch to every node's kubelet: it must be a KubeletConfiguration of
+	// the version kubeadm takes, turning failCgroupV1 off.
+	var kubelet struct {
+		Kind, APIVersion string
+		FailCgroupV1     *bool `json:"failCgroupV1"`
+	}
+	if len(cfg.KubeadmConfigPatches) != 1 {
+		t.Fatalf("patches %q, want the kubelet's cgroup v1 setting", cfg.KubeadmConfigPatches)
+	}
+	if err := yaml.Unmarshal([]byte(cfg.KubeadmConfigPatches[0]), &kubelet); err != nil {
+		t.Fatal(err)
+	}
+	if kubelet.Kind != "KubeletConfiguration" || kubelet.APIVersion != "kubelet.config.k8s.io/v1beta1" ||
+		kubelet.FailCgroupV1 == nil || *kubelet.FailCgroupV1 {
+		t.Errorf("kubelet patch %+v, want KubeletConfiguration v1beta1 with failCgroupV1: false", kubelet)
 	}
 }
 
