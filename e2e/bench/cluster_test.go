@@ -34,7 +34,7 @@ import (
 )
 
 const (
-	agentURL  = "http://node-agent.mlkube-datapath.svc"
+	agentURL  = fixture.AgentURL
 	echoImage = "mlkube/transformer-echo:dev"
 	// podDataDir is where the load generator mounts its node's data root, to write hpull's
 	// objects there.

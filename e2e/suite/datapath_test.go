@@ -15,13 +15,15 @@ import (
 	"testing"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/e2e/internal/fixture"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 // agentURL is the node agents' Service: internalTrafficPolicy Local sends each client to the agent
 // of its own node.
-const agentURL = "http://node-agent.mlkube-datapath.svc"
+const agentURL = fixture.AgentURL
 
 // nodeMD5 answers "<node>:<md5>": the answer names the node whose transformer made it.
 const nodeMD5Source = `import hashlib, os
@@ -43,7 +45,7 @@ func fetchFrom(t *testing.T, ns, pod, u string) (int, string) {
 }
 
 func transformURL(ns, name, object string) string {
-	return fmt.Sprintf("%s/v1/transform/%s/%s/%s", agentURL, ns, url.PathEscape(name), object)
+	return fmt.Sprintf("%s%s%s/%s/%s", agentURL, wire.PathTransform, ns, url.PathEscape(name), object)
 }
 
 func md5hex(b []byte) string {

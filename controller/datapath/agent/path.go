@@ -12,7 +12,7 @@ import (
 
 // Paths of the agent's API.
 const (
-	PathTransform = "/v1/transform/"
+	PathTransform = wire.PathTransform
 	PathMetrics   = "/metrics"
 	PathHealth    = "/healthz"
 	// PipelineSeparator separates the Transforms of a pipeline in {name}.

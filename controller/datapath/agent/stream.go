@@ -23,7 +23,7 @@ import (
 // agent pipelines them over its pooled transformer connections, so small
 // objects pay no per-object HTTP exchange on either hop: AIStore's fastest
 // mode, a persistent stream. fqn is not offered: objects carry their bytes.
-const PathStream = "/v1/stream/"
+const PathStream = wire.PathStream
 
 // streamObject is one object of a stream, sent to the transformer (or
 // failed before), waiting for its answer.
