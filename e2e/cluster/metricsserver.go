@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/e2e/images"
-	"github.com/mlkube/mlkube/e2e/internal/repo"
 )
 
 // metricsServerManifest is metrics-server's RBAC, Service, Deployment and APIService.
@@ -41,15 +40,11 @@ const MetricsServerDeadline = 3 * time.Minute
 // answers for every node, or with an error saying what was last seen and where to look.
 func InstallMetricsServer(ctx context.Context, p Provider, logf func(string, ...any)) error {
 	began := time.Now()
-	root, err := repo.Root()
+	b, err := images.RepoBuilder()
 	if err != nil {
 		return err
 	}
-	out, err := repo.Output("images")
-	if err != nil {
-		return err
-	}
-	tarball, err := images.Builder{Root: root, OutDir: out}.Build(ctx, images.MetricsServer)
+	tarball, err := b.Build(ctx, images.MetricsServer)
 	if err != nil {
 		return err
 	}

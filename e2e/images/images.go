@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/mlkube/mlkube/e2e/internal/repo"
 )
 
 // Builder writes image tarballs into OutDir. Go packages and scripts resolve against Root, the
@@ -24,6 +26,17 @@ import (
 type Builder struct {
 	Root   string
 	OutDir string
+}
+
+// RepoBuilder builds from the module root into _output/images, where make images puts the
+// tarballs the clusters load.
+func RepoBuilder() (Builder, error) {
+	root, err := repo.Root()
+	if err != nil {
+		return Builder{}, err
+	}
+	out, err := repo.Output("images")
+	return Builder{Root: root, OutDir: out}, err
 }
 
 // Build writes the image for s and returns the tarball's path.

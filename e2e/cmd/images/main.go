@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/mlkube/mlkube/e2e/images"
-	"github.com/mlkube/mlkube/e2e/internal/repo"
 )
 
 func main() {
@@ -30,15 +29,10 @@ func run(ctx context.Context, refs []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := repo.Root()
+	b, err := images.RepoBuilder()
 	if err != nil {
 		return err
 	}
-	out, err := repo.Output("images")
-	if err != nil {
-		return err
-	}
-	b := images.Builder{Root: root, OutDir: out}
 	for _, s := range specs {
 		path, err := b.Build(ctx, s)
 		if err != nil {
