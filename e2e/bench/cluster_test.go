@@ -50,13 +50,6 @@ type setting struct {
 
 var settings = []setting{{4 << 10, 1}, {4 << 10, 16}, {1 << 20, 4}, {64 << 20, 1}}
 
-func sizeName(size int) string {
-	if size >= 1<<20 {
-		return fmt.Sprintf("%d MiB", size>>20)
-	}
-	return fmt.Sprintf("%d KiB", size>>10)
-}
-
 func TestDataPathOnTheCluster(t *testing.T) {
 	kubeconfig := os.Getenv("MLKUBE_BENCH_KUBECONFIG")
 	if kubeconfig == "" {

@@ -85,3 +85,11 @@ func spread(vs []float64, format string) string {
 	lo, hi := fmt.Sprintf(format, vs[0]), fmt.Sprintf(format, vs[len(vs)-1])
 	return fmt.Sprintf(format+" (%s–%s)", med, strings.TrimSuffix(lo, "x"), hi)
 }
+
+// sizeName is an object size as the tables print it: "4 KiB", "64 MiB".
+func sizeName(size int) string {
+	if size >= 1<<20 {
+		return fmt.Sprintf("%d MiB", size>>20)
+	}
+	return fmt.Sprintf("%d KiB", size>>10)
+}
