@@ -22,8 +22,9 @@ FUZZMINIMIZETIME ?= 10x
 # Generated files `verify` checks.
 GENERATED := api manifests docs/commands
 # Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
-# and the Kubernetes, CoreDNS and metrics-server builds of the e2e cluster and the integration tests.
-PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/corednsbuild hack/metricsserverbuild hack/krew
+# and the Kubernetes, CoreDNS, metrics-server, kubeadm and etcd builds of the e2e clusters and the
+# integration tests.
+PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/kubeadmbuild hack/etcdbuild hack/corednsbuild hack/metricsserverbuild hack/krew
 
 .PHONY: all
 all: generate manifests build lint test

@@ -23,12 +23,6 @@ if [ ${#missing[@]} -eq 0 ]; then echo "$bin"; exit 0; fi
 
 pkgs=()
 for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
-# The version the binaries report (kubectl version, /version): what a release build stamps.
-minor=${version#v1.}; minor=${minor%%.*}
-ldflags=""
-for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $p.gitVersion=$version -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
-done
 echo "building ${missing[*]} $version (first run only; cached in $bin)" >&2
-pinned_build "$mod" "$bin" "$ldflags" "${pkgs[@]}"
+pinned_build "$mod" "$bin" "$(kube_version_ldflags "$version")" "${pkgs[@]}"
 echo "$bin"

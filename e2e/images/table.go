@@ -1,8 +1,9 @@
 package images
 
-// CoreDNSVersion is the CoreDNS release hack/coredns.sh builds for the local cluster; it is pinned by
+// CoreDNSVersion is the CoreDNS release hack/coredns.sh builds for both clusters, the one kubeadm of
+// the pinned Kubernetes deploys (so kind's nodes can carry it under kubeadm's name); it is pinned by
 // hack/corednsbuild/go.mod, and TestVersionsArePinned keeps the two the same.
-const CoreDNSVersion = "v1.15.0"
+const CoreDNSVersion = "v1.14.6"
 
 // MetricsServerVersion is the metrics-server release hack/metrics-server.sh builds for the e2e
 // clusters; it is pinned by hack/metricsserverbuild/go.mod, and TestVersionsArePinned keeps the two

@@ -1,4 +1,4 @@
-# Shared by the scripts that build tools from the module proxy (hack/kube-binaries.sh,
+# Shared by the scripts that build tools from the module proxy (hack/kube-binaries.sh, kubeadm.sh,
 # hack/coredns.sh). Each tool is pinned by a go.mod and go.sum committed under hack/, built with
 # -mod=readonly so a newer release on the proxy cannot change what is built, and cached in a
 # directory whose name carries the pinned version and a hash of both files: a change of pins
@@ -40,4 +40,15 @@ pinned_build() {
   fi
   for p in "$@"; do mv "$tmp/${p##*/}" "$out/${p##*/}"; done
   rm -rf "$tmp"
+}
+
+# kube_version_ldflags VERSION: the -X flags that make a Kubernetes binary report VERSION (kubectl
+# version, /version, kubeadm's choice of images), as a release build stamps them.
+kube_version_ldflags() {
+  local minor=${1#v1.} p out=""
+  minor=${minor%%.*}
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    out+=" -X $p.gitVersion=$1 -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+  done
+  echo "$out"
 }
