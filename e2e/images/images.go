@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -58,7 +59,7 @@ func (b Builder) Build(ctx context.Context, s Spec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", s.Ref, err)
 	}
-	img, err := imageOf(bin, base...)
+	img, err := imageOf(bin, s.dir(), base...)
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", s.Ref, err)
 	}
@@ -78,10 +79,10 @@ func TarballName(ref string) string {
 	return strings.NewReplacer("/", "_", ":", "_").Replace(ref) + ".tar"
 }
 
-// imageOf puts the binary at /<base name> on the base layers (or an empty base) and makes it the
+// imageOf puts the binary in dir ("" for /) on the base layers (or an empty base) and makes it the
 // entrypoint.
-func imageOf(bin string, base ...v1.Layer) (v1.Image, error) {
-	layer, err := binaryLayer(bin)
+func imageOf(bin, dir string, base ...v1.Layer) (v1.Image, error) {
+	layer, err := binaryLayer(bin, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func imageOf(bin string, base ...v1.Layer) (v1.Image, error) {
 	cf = cf.DeepCopy()
 	// ctr import and the kubelet pick images by platform: say which this one is.
 	cf.OS, cf.Architecture = "linux", runtime.GOARCH
-	cf.Config.Entrypoint = []string{"/" + filepath.Base(bin)}
+	cf.Config.Entrypoint = []string{path.Join("/", dir, filepath.Base(bin))}
 	cf.Config.Env = []string{"PATH=/"}
 	if len(base) > 0 {
 		cf.Config.Env = []string{"PATH=/:/usr/local/bin:/usr/bin:/bin"}

@@ -60,6 +60,32 @@ func TestBuildPrebuiltBinary(t *testing.T) {
 	}
 }
 
+// TestBuildIntoADirectory: a Spec's Dir holds the binary, with its parents as directories, and the
+// entrypoint names it there.
+func TestBuildIntoADirectory(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "kube-proxy")
+	if err := os.WriteFile(bin, []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := Builder{Root: moduleRoot(t), OutDir: t.TempDir()}
+	path, err := b.Build(context.Background(), Spec{Ref: "registry.k8s.io/kube-proxy:v1", Binary: bin, Dir: "/usr/local/bin/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cf, files := readBack(t, path, "registry.k8s.io/kube-proxy:v1")
+	if diff := cmp.Diff([]string{"/usr/local/bin/kube-proxy"}, cf.Config.Entrypoint); diff != "" {
+		t.Errorf("entrypoint (-want +got):\n%s", diff)
+	}
+	for name, mode := range map[string]int64{"usr": 0o755, "usr/local": 0o755, "usr/local/bin": 0o755, "usr/local/bin/kube-proxy": 0o755} {
+		if got, ok := files[name]; !ok || got != mode {
+			t.Errorf("file %s: mode %o, present %v; want %o", name, got, ok, mode)
+		}
+	}
+	if _, ok := files["kube-proxy"]; ok {
+		t.Error("the binary is also at the root")
+	}
+}
+
 // TestBuildGoPackage builds the pause image for real and reads the tarball back as ctr would.
 func TestBuildGoPackage(t *testing.T) {
 	b := Builder{Root: moduleRoot(t), OutDir: t.TempDir()}

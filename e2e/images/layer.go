@@ -5,28 +5,36 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-// binaryLayer is a layer holding bin at /<base name> and an empty /tmp (Go's os.TempDir and most
-// runtimes expect one; an empty base has none).
-func binaryLayer(bin string) (v1.Layer, error) {
+// binaryLayer is a layer holding bin in dir ("" for the root) and an empty /tmp (Go's os.TempDir
+// and most runtimes expect one; an empty base has none).
+func binaryLayer(bin, dir string) (v1.Layer, error) {
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	entries := []struct {
+	type entry struct {
 		hdr  tar.Header
 		body []byte
-	}{
-		{tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}, nil},
-		{tar.Header{Name: filepath.Base(bin), Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(data))}, data},
 	}
+	entries := []entry{{tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}, nil}}
+	// Each parent directory gets its own entry, as a tar from a real filesystem has.
+	for i, part := range strings.Split(dir, "/") {
+		if part != "" {
+			parent := strings.Join(strings.Split(dir, "/")[:i+1], "/")
+			entries = append(entries, entry{tar.Header{Name: parent + "/", Typeflag: tar.TypeDir, Mode: 0o755}, nil})
+		}
+	}
+	entries = append(entries, entry{tar.Header{Name: path.Join(dir, filepath.Base(bin)), Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(data))}, data})
 	for _, e := range entries {
 		if err := tw.WriteHeader(&e.hdr); err != nil {
 			return nil, err

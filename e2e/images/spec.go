@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
@@ -34,6 +35,15 @@ type Spec struct {
 	// (hack/python-runtime-image.sh collects Debian's python3.11 this way), and PATH then also
 	// holds /usr/local/bin, /usr/bin and /bin.
 	BaseLayerScript string
+	// Dir is the directory the binary goes in, "/" when empty (then also the image's PATH); an
+	// image whose users run a fixed path (kubeadm's kube-proxy runs /usr/local/bin/kube-proxy)
+	// names it here.
+	Dir string
+}
+
+// dir is where s's binary goes in the image, as a tar path without a leading slash ("" for /).
+func (s Spec) dir() string {
+	return strings.Trim(path.Clean("/"+s.Dir), "/")
 }
 
 // baseLayers returns s's base layers: none, or the one BaseLayerScript makes.

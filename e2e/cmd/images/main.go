@@ -1,12 +1,16 @@
 // Command images builds the project's image tarballs into _output/images, without a container
 // engine (see package images). With arguments it builds only the images whose references are
-// given; it prints one tarball path per line.
+// given; it prints one tarball path per line. With -binary it builds one image outside the table
+// from a prebuilt binary (hack/kind-node-image.sh makes the control plane's images so).
 //
-//	go run ./e2e/cmd/images [ref...]
+//	go run ./e2e/cmd/images [-out DIR] [ref...]
+//	go run ./e2e/cmd/images [-out DIR] -binary PATH [-dir DIR] [-base-script SCRIPT] REF
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,14 +28,26 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, refs []string) error {
-	specs, err := selectSpecs(images.All(), refs)
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("images", flag.ContinueOnError)
+	out := fs.String("out", "", "directory for the tarballs (default: the repository's _output/images)")
+	var adhoc images.Spec
+	fs.StringVar(&adhoc.Binary, "binary", "", "build one image, REF, from this prebuilt static binary")
+	fs.StringVar(&adhoc.Dir, "dir", "", "with -binary: the directory the binary goes in (default /)")
+	fs.StringVar(&adhoc.BaseLayerScript, "base-script", "", "with -binary: a script printing the path of a base layer tarball")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	specs, err := chooseSpecs(images.All(), adhoc, fs.Args())
 	if err != nil {
 		return err
 	}
 	b, err := images.RepoBuilder()
 	if err != nil {
 		return err
+	}
+	if *out != "" {
+		b.OutDir = *out
 	}
 	for _, s := range specs {
 		path, err := b.Build(ctx, s)
@@ -41,6 +57,21 @@ func run(ctx context.Context, refs []string) error {
 		fmt.Println(path)
 	}
 	return nil
+}
+
+// chooseSpecs is the one ad hoc image when adhoc names a binary, else the table's images refs name.
+func chooseSpecs(all []images.Spec, adhoc images.Spec, refs []string) ([]images.Spec, error) {
+	if adhoc.Binary == "" {
+		if adhoc.Dir != "" || adhoc.BaseLayerScript != "" {
+			return nil, errors.New("-dir and -base-script go with -binary")
+		}
+		return selectSpecs(all, refs)
+	}
+	if len(refs) != 1 {
+		return nil, fmt.Errorf("-binary builds one image: give exactly one reference, not %d", len(refs))
+	}
+	adhoc.Ref = refs[0]
+	return []images.Spec{adhoc}, nil
 }
 
 // selectSpecs keeps the specs named by refs, in the order given; no refs means all of them.
