@@ -36,12 +36,16 @@ const (
 	saCAFile    = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 )
 
+// defaultConflist is where containerd's CRI plugin looks for CNI configs on the kind node; the
+// DaemonSet mounts that directory from the host.
+const defaultConflist = "/etc/cni/net.d/10-nodenet.conflist"
+
 // retryAfter is how soon a failed pass is tried again.
 const retryAfter = 5 * time.Second
 
 func main() {
 	klog.InitFlags(nil)
-	conflist := flag.String("cni-conf", "/etc/cni/net.d/10-nodenet.conflist", "the CNI config file to write")
+	conflist := flag.String("cni-conf", defaultConflist, "the CNI config file to write")
 	nodeName := flag.String("node-name", os.Getenv("NODE_NAME"), "this node's name (default $NODE_NAME)")
 	resync := flag.Duration("resync", time.Minute, "how often to reinstall every route, in case something removed one")
 	flag.Parse()
