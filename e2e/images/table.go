@@ -63,8 +63,13 @@ var (
 // NodeAgent is the node data path agent (DaemonSet).
 var NodeAgent = Spec{Ref: "mlkube/node-agent:dev", Package: "./cmd/node-agent"}
 
+// KindNodeNet is the pod network of the project's kind node image (e2e/images/nodenet), which
+// hack/kindnode/default-cni.yaml runs on every node; the node image preloads it, as no registry
+// can serve it.
+var KindNodeNet = Spec{Ref: "mlkube/kind-nodenet:dev", Package: "./e2e/images/nodenet"}
+
 // All lists every image `make images` builds.
 func All() []Spec {
 	return []Spec{Manager, Pause, CoreDNS, MetricsServer, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
-		IOShim, RuntimePython311, NodeAgent, LoadGen}
+		IOShim, RuntimePython311, NodeAgent, LoadGen, KindNodeNet}
 }
