@@ -79,6 +79,9 @@ func TarballName(ref string) string {
 	return strings.NewReplacer("/", "_", ":", "_").Replace(ref) + ".tar"
 }
 
+// basePath is the PATH of an image with a base layer, after the root.
+const basePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 // imageOf puts the binary in dir ("" for /) on the base layers (or an empty base) and makes it the
 // entrypoint.
 func imageOf(bin, dir string, base ...v1.Layer) (v1.Image, error) {
@@ -100,7 +103,8 @@ func imageOf(bin, dir string, base ...v1.Layer) (v1.Image, error) {
 	cf.Config.Entrypoint = []string{path.Join("/", dir, filepath.Base(bin))}
 	cf.Config.Env = []string{"PATH=/"}
 	if len(base) > 0 {
-		cf.Config.Env = []string{"PATH=/:/usr/local/bin:/usr/bin:/bin"}
+		// A base's programs are where Debian puts them, sbin included (kube-proxy runs iptables).
+		cf.Config.Env = []string{"PATH=/:" + basePath}
 	}
 	return mutate.ConfigFile(img, cf)
 }

@@ -181,7 +181,7 @@ func TestBuildWithBaseLayer(t *testing.T) {
 	if layers, err := img.Layers(); err != nil || len(layers) != 2 {
 		t.Errorf("layers = %d, %v; want the base and the binary", len(layers), err)
 	}
-	if diff := cmp.Diff([]string{"PATH=/:/usr/local/bin:/usr/bin:/bin"}, cf.Config.Env); diff != "" {
+	if diff := cmp.Diff([]string{"PATH=/:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, cf.Config.Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 	_, hello := files["usr/bin/hello"]

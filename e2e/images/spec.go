@@ -33,7 +33,7 @@ type Spec struct {
 	// BaseLayerScript, if set, is a program, relative to the module root, that prints the path of
 	// an uncompressed layer tarball on its last line of output; the layer goes below the binary's
 	// (hack/python-runtime-image.sh collects Debian's python3.11 this way), and PATH then also
-	// holds /usr/local/bin, /usr/bin and /bin.
+	// holds the usual bin and sbin directories.
 	BaseLayerScript string
 	// Dir is the directory the binary goes in, "/" when empty (then also the image's PATH); an
 	// image whose users run a fixed path (kubeadm's kube-proxy runs /usr/local/bin/kube-proxy)
