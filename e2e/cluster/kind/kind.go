@@ -5,6 +5,7 @@ package kind
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,16 +45,33 @@ func (c *Cluster) Up(ctx context.Context) error {
 	if err := os.MkdirAll(c.state, 0o755); err != nil {
 		return err
 	}
-	return provider().Create(ClusterName,
+	p := provider()
+	err := p.Create(ClusterName,
 		cluster.CreateWithV1Alpha4Config(clusterConfig(c.workers)),
 		// An empty image keeps kind's default.
 		cluster.CreateWithNodeImage(c.nodeImage),
 		cluster.CreateWithKubeconfigPath(c.Kubeconfig()),
 		cluster.CreateWithWaitForReady(5*time.Minute),
+		// Kept on failure only until its logs are out (below): kind would delete the nodes, and
+		// with them the only account of why.
+		cluster.CreateWithRetain(true),
 		cluster.CreateWithDisplayUsage(false),
 		cluster.CreateWithDisplaySalutation(false),
 	)
+	if err != nil {
+		if lerr := p.CollectLogs(ClusterName, c.logDir()); lerr != nil {
+			err = fmt.Errorf("%w; collecting the nodes' logs also failed: %v", err, lerr)
+		}
+		if derr := p.Delete(ClusterName, c.Kubeconfig()); derr != nil {
+			err = fmt.Errorf("%w; deleting the failed cluster also failed: %v", err, derr)
+		}
+	}
+	return err
 }
+
+// logDir is where a failed Up leaves the nodes' logs (journal, kubelet, containerd, pods), in the
+// same place as the local provider's.
+func (c *Cluster) logDir() string { return filepath.Join(c.state, "logs") }
 
 // LoadImages loads each tarball into each node's containerd.
 func (c *Cluster) LoadImages(ctx context.Context, tarballs []string) error {
