@@ -146,6 +146,14 @@ demo: ## fresh machine to a running cluster with mlkube, a sample MxJob and a sa
 e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONFIG uses a given cluster)
 	hack/e2e.sh
 
+.PHONY: e2e-kind
+e2e-kind: ## make e2e on kind; starts and stops Debian's docker.io where no engine answers, and then builds the node image with no registry
+	hack/e2e-kind.sh
+
+.PHONY: kind-node-image
+kind-node-image: ## a kind node image of the pinned Kubernetes built with no registry (cached by its inputs; needs an engine: hack/engine.sh start)
+	hack/kind-node-image.sh
+
 .PHONY: bench
 # Every benchmark runs BENCH_COUNT times (benchstat needs 6 samples for a 95% confidence
 # interval); benchstat gives each figure's median and spread per package. The raw runs stay in
