@@ -60,16 +60,21 @@ verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy 
 
 ##@ Build
 
-.PHONY: build
-build: ## static binaries into bin/
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
+# The one version of a build, stamped into every binary (internal/version: the plugins' `version`,
+# the manager's and the agent's --version and startup log) by build, plugins and images. The
+# VERSION file names the release being prepared (also krew's and the chart's); hack/version.sh
+# gives the tag at HEAD for a release build, else e.g. v0.1.0-dev.g8427725. `make ... VERSION=v0.2.0`
+# stamps another.
+VERSION ?= $(shell hack/version.sh)
+VERSION_LDFLAGS = -X github.com/mlkube/mlkube/internal/version.Version=$(VERSION)
 
-# The plugins' release, which `kubectl mxjob version` prints; a build from a checkout says which.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+.PHONY: build
+build: ## static binaries into bin/, stamped with VERSION
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./cmd/...
 
 .PHONY: plugins
 plugins: ## bin/kubectl-mxjob and bin/kubectl-etl, stamped with VERSION; put bin/ on PATH to use them
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X github.com/mlkube/mlkube/plugin/internal/cli.Version=$(VERSION)" \
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)" \
 		-o bin/ ./cmd/kubectl-mxjob ./cmd/kubectl-etl
 
 .PHONY: lint

@@ -1,12 +1,14 @@
 // Command images builds the project's image tarballs into _output/images, without a container
 // engine (see package images). With arguments it builds only the images whose references are
-// given; it prints one tarball path per line.
+// given; it prints one tarball path per line. -version stamps the release into the Go binaries
+// (make images passes VERSION).
 //
-//	go run ./e2e/cmd/images [ref...]
+//	go run ./e2e/cmd/images [-version v0.1.0] [ref...]
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,13 +20,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	version := flag.String("version", "", "release stamped into the images' Go binaries (internal/version); empty leaves them dev")
+	flag.Parse()
+	if err := run(ctx, *version, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, refs []string) error {
+func run(ctx context.Context, version string, refs []string) error {
 	specs, err := selectSpecs(images.All(), refs)
 	if err != nil {
 		return err
@@ -33,6 +37,7 @@ func run(ctx context.Context, refs []string) error {
 	if err != nil {
 		return err
 	}
+	b.Version = version
 	for _, s := range specs {
 		path, err := b.Build(ctx, s)
 		if err != nil {
