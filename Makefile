@@ -22,8 +22,10 @@ FUZZMINIMIZETIME ?= 10x
 # Generated files `verify` checks.
 GENERATED := api manifests docs/commands
 # Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
-# and the Kubernetes, CoreDNS and metrics-server builds of the e2e cluster and the integration tests.
-PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/corednsbuild hack/metricsserverbuild hack/krew
+# the Kubernetes, CoreDNS and metrics-server builds of the e2e cluster and the integration tests, and
+# the Helm of make chart-check.
+PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/corednsbuild hack/metricsserverbuild hack/krew \
+	hack/helmbuild
 
 .PHONY: all
 all: generate manifests build lint test
@@ -42,17 +44,22 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 		output:webhook:artifacts:config=manifests/webhook
 	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./controller/datapath/agent/... output:rbac:artifacts:config=manifests/agent
 	hack/render-install.sh
+	hack/render-chart.sh
 
 .PHONY: docs
 docs: ## the command reference of kubectl mxjob and kubectl etl (docs/commands) from their cobra trees
 	$(GO) run ./plugin/internal/gendocs docs/commands
 
 .PHONY: verify
-verify: generate manifests docs verify-pins ## fail when generated files are stale or a pinned module file is missing or untidy
+verify: generate manifests docs verify-pins chart-check ## fail when generated files are stale, a pinned module file is missing or untidy, or the chart drifts from the bundle
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated files are stale; run 'make generate manifests docs' and commit:"; \
 		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); exit 1; fi
 	@echo "generated files are up to date"
+
+.PHONY: chart-check
+chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm, hack/helm.sh)
+	hack/chart-check.sh
 
 .PHONY: verify-pins
 verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy or unpinned
