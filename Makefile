@@ -22,9 +22,10 @@ FUZZMINIMIZETIME ?= 10x
 # Generated files `verify` checks.
 GENERATED := api manifests docs/commands
 # Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
-# and the Kubernetes, CoreDNS, metrics-server, kubeadm and etcd builds of the e2e clusters and the
-# integration tests.
-PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/kubeadmbuild hack/etcdbuild hack/corednsbuild hack/metricsserverbuild hack/krew
+# the Kubernetes, CoreDNS, metrics-server, kubeadm and etcd builds of the e2e clusters and the
+# integration tests, and the Helm of make chart-check.
+PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/kubeadmbuild hack/etcdbuild hack/corednsbuild \
+	hack/metricsserverbuild hack/krew hack/helmbuild
 
 .PHONY: all
 all: generate manifests build lint test
@@ -43,17 +44,22 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 		output:webhook:artifacts:config=manifests/webhook
 	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./controller/datapath/agent/... output:rbac:artifacts:config=manifests/agent
 	hack/render-install.sh
+	hack/render-chart.sh
 
 .PHONY: docs
 docs: ## the command reference of kubectl mxjob and kubectl etl (docs/commands) from their cobra trees
 	$(GO) run ./plugin/internal/gendocs docs/commands
 
 .PHONY: verify
-verify: generate manifests docs verify-pins ## fail when generated files are stale or a pinned module file is missing or untidy
+verify: generate manifests docs verify-pins chart-check ## fail when generated files are stale, a pinned module file is missing or untidy, or the chart drifts from the bundle
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated files are stale; run 'make generate manifests docs' and commit:"; \
 		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); exit 1; fi
 	@echo "generated files are up to date"
+
+.PHONY: chart-check
+chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm, hack/helm.sh)
+	hack/chart-check.sh
 
 .PHONY: verify-pins
 verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy or unpinned
@@ -61,16 +67,21 @@ verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy 
 
 ##@ Build
 
-.PHONY: build
-build: ## static binaries into bin/
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
+# The one version of a build, stamped into every binary (internal/version: the plugins' `version`,
+# the manager's and the agent's --version and startup log) by build, plugins and images. The
+# VERSION file names the release being prepared (also krew's and the chart's); hack/version.sh
+# gives the tag at HEAD for a release build, else e.g. v0.1.0-dev.g8427725. `make ... VERSION=v0.2.0`
+# stamps another.
+VERSION ?= $(shell hack/version.sh)
+VERSION_LDFLAGS = -X github.com/mlkube/mlkube/internal/version.Version=$(VERSION)
 
-# The plugins' release, which `kubectl mxjob version` prints; a build from a checkout says which.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+.PHONY: build
+build: ## static binaries into bin/, stamped with VERSION
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./cmd/...
 
 .PHONY: plugins
 plugins: ## bin/kubectl-mxjob and bin/kubectl-etl, stamped with VERSION; put bin/ on PATH to use them
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X github.com/mlkube/mlkube/plugin/internal/cli.Version=$(VERSION)" \
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)" \
 		-o bin/ ./cmd/kubectl-mxjob ./cmd/kubectl-etl
 
 .PHONY: lint

@@ -11,8 +11,8 @@ E2E_GO ?= go
 
 .PHONY: images cluster-deps cluster-up cluster-load-images cluster-down cluster-smoke
 
-images: ## Build every image tarball into _output/images.
-	$(E2E_GO) run ./e2e/cmd/images
+images: ## Build every image tarball into _output/images, its Go binaries stamped with VERSION.
+	$(E2E_GO) run ./e2e/cmd/images -version=$(VERSION)
 
 cluster-deps: ## Install what the local cluster needs (root; idempotent).
 	hack/cluster-deps.sh

@@ -4,6 +4,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/mlkube/mlkube/controller/manager"
+	"github.com/mlkube/mlkube/internal/version"
 )
 
 func main() {
@@ -38,9 +40,14 @@ func main() {
 	flag.DurationVar(&opts.RunPoll, "transformrun-poll-interval", opts.RunPoll, "how often a running TransformRun's node agents are asked how its shares go")
 	flag.DurationVar(&opts.RunAgentGrace, "transformrun-agent-grace", opts.RunAgentGrace, "how long a node's agent may be unreachable before its share of a TransformRun fails")
 	flag.StringVar(&extraNames, "extra-cert-dns-names", "", "comma-separated further DNS names of the serving certificate")
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.String("manager"))
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	opts.QPS = float32(*qps)
 	if extraNames != "" {
@@ -53,7 +60,7 @@ func main() {
 		log.Error(err, "unable to set up the manager")
 		os.Exit(1)
 	}
-	log.Info("starting the manager", "namespace", opts.Namespace)
+	log.Info("starting the manager", "version", version.Get(), "namespace", opts.Namespace)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "the manager stopped with an error")
 		os.Exit(1)

@@ -29,6 +29,7 @@ import (
 	"github.com/mlkube/mlkube/controller/scheme"
 	"github.com/mlkube/mlkube/internal/access"
 	"github.com/mlkube/mlkube/internal/egress"
+	"github.com/mlkube/mlkube/internal/version"
 )
 
 // defaultPort is the agent's port; the node-agent Service maps port 80 to it.
@@ -37,6 +38,10 @@ const defaultPort = 8080
 func main() {
 	srv, opts, err := parseFlags(os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err == nil && srv.version {
+		fmt.Println(version.String("node-agent"))
 		return
 	}
 	if err == nil {
@@ -48,8 +53,12 @@ func main() {
 	}
 }
 
-// serving is where the agent listens and whose tokens it takes, and where it serves profiles.
-type serving struct{ listen, audience, pprof string }
+// serving is where the agent listens and whose tokens it takes, and where it serves profiles;
+// version asks for the version instead.
+type serving struct {
+	listen, audience, pprof string
+	version                 bool
+}
 
 // parseFlags reads the agent's flags from args and its environment through
 // getenv.
@@ -57,6 +66,7 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	opts = agent.DefaultOptions()
 	opts.Node = getenv("NODE_NAME")
 	fs := flag.NewFlagSet("node-agent", flag.ContinueOnError)
+	fs.BoolVar(&srv.version, "version", false, "print the version and exit")
 	fs.StringVar(&srv.listen, "listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
 	fs.StringVar(&srv.pprof, "pprof-listen", "",
 		"loopback address (127.0.0.1:port) to serve Go's profiles (/debug/pprof/) on, reached by port-forward; empty turns them off")
@@ -193,7 +203,7 @@ func run(s serving, opts agent.Options) error {
 	srv := newServer(s.listen, a)
 	served := make(chan error, 1)
 	go func() { served <- srv.ListenAndServe() }()
-	slog.Info("node agent serving", "node", opts.Node, "listen", s.listen, "tokenAudience", s.audience, "dataRoot", opts.DataRoot, "srcAllowedHosts", opts.Src.Hosts)
+	slog.Info("node agent serving", "version", version.Get(), "node", opts.Node, "listen", s.listen, "tokenAudience", s.audience, "dataRoot", opts.DataRoot, "srcAllowedHosts", opts.Src.Hosts)
 	select {
 	case err := <-served:
 		return err

@@ -4,6 +4,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +133,27 @@ func TestProfilesStayOnLoopback(t *testing.T) {
 	}
 	if srv, _, err := parseFlags(nil, noEnv); err != nil || srv.pprof != "" {
 		t.Errorf("by default profiles are served at %q (%v), want off", srv.pprof, err)
+	}
+}
+
+// TestVersionFlag builds the agent as the Makefile does, stamping a version with -ldflags -X, and
+// runs --version: the path the Makefile stamps is the one the binary reads.
+func TestVersionFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agent")
+	}
+	bin := filepath.Join(t.TempDir(), "node-agent")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin,
+		"-ldflags", "-X github.com/mlkube/mlkube/internal/version.Version=v9.8.7-test", ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("node-agent --version: %v\n%s", err, out)
+	}
+	if want := "node-agent v9.8.7-test (go"; !strings.HasPrefix(string(out), want) {
+		t.Errorf("node-agent --version printed %q, want it to start with %q", out, want)
 	}
 }

@@ -3,12 +3,21 @@
 // $MLKUBE_CODE_SOURCE on $PORT (see package runtimes/python).
 //
 //	runtime-python [--workers N] [--python python3]
+//	runtime-python --version
 package main
 
 import (
+	"fmt"
 	"os"
 
+	"github.com/mlkube/mlkube/internal/version"
 	"github.com/mlkube/mlkube/runtimes/python"
 )
 
-func main() { os.Exit(python.Main(os.Args[1:], os.Stderr)) }
+func main() {
+	if version.Asked(os.Args[1:]) {
+		fmt.Println(version.String("runtime-python"))
+		return
+	}
+	os.Exit(python.Main(os.Args[1:], os.Stderr))
+}

@@ -27,6 +27,9 @@ import (
 type Builder struct {
 	Root   string
 	OutDir string
+	// Version, when set, is stamped into the Go binaries built from a Spec's Package (make images
+	// passes the Makefile's VERSION); empty leaves them "dev".
+	Version string
 }
 
 // RepoBuilder builds from the module root into _output/images, where make images puts the
@@ -51,7 +54,7 @@ func (b Builder) Build(ctx context.Context, s Spec) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := s.binary(ctx, b.Root, tmp)
+	bin, err := s.binary(ctx, b.Root, tmp, b.Version)
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", s.Ref, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -83,6 +84,26 @@ func TestBuildIntoADirectory(t *testing.T) {
 	}
 	if _, ok := files["kube-proxy"]; ok {
 		t.Error("the binary is also at the root")
+	}
+}
+
+// TestBuildStampsVersion: make images passes VERSION, and the image's binary reports it.
+func TestBuildStampsVersion(t *testing.T) {
+	b := Builder{Root: moduleRoot(t), OutDir: t.TempDir(), Version: "v9.8.7-test"}
+	path, err := b.Build(context.Background(), IOShim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootfs := t.TempDir()
+	if _, err := Unpack(path, IOShim.Ref, rootfs); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(rootfs, "io-shim"), "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("io-shim --version: %v\n%s", err, out)
+	}
+	if want := "io-shim v9.8.7-test (go"; !strings.HasPrefix(string(out), want) {
+		t.Errorf("io-shim --version printed %q, want it to start with %q", out, want)
 	}
 }
 

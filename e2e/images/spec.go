@@ -73,15 +73,16 @@ func (s Spec) sources() int {
 	return n
 }
 
-// binary returns the path of s's static binary, building it under tmp when s is a Go package.
-func (s Spec) binary(ctx context.Context, root, tmp string) (string, error) {
+// binary returns the path of s's static binary, building it under tmp when s is a Go package,
+// stamped with version when one is given (internal/version).
+func (s Spec) binary(ctx context.Context, root, tmp, version string) (string, error) {
 	if s.sources() != 1 {
 		return "", errors.New("set exactly one of Package, Binary and Script")
 	}
 	switch {
 	case s.Package != "":
 		out := filepath.Join(tmp, path.Base(s.Package))
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, s.Package)
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", goLDFlags(version), "-o", out, s.Package)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {
@@ -93,4 +94,16 @@ func (s Spec) binary(ctx context.Context, root, tmp string) (string, error) {
 	default:
 		return repo.Script(ctx, root, s.Script, s.Env...)
 	}
+}
+
+// VersionVar is the variable a build stamps the release into, as the Makefile's build does.
+const VersionVar = "github.com/mlkube/mlkube/internal/version.Version"
+
+// goLDFlags are the linker flags of an image's Go binary: stripped, and stamped with version when
+// one is given (an unstamped binary reports "dev").
+func goLDFlags(version string) string {
+	if version == "" {
+		return "-s -w"
+	}
+	return "-s -w -X " + VersionVar + "=" + version
 }

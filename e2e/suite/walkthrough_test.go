@@ -45,7 +45,7 @@ func newShell(t *testing.T) *shell {
 	}
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-trimpath",
-		"-ldflags", "-X github.com/mlkube/mlkube/plugin/internal/cli.Version="+walkthroughVersion,
+		"-ldflags", "-X github.com/mlkube/mlkube/internal/version.Version="+walkthroughVersion,
 		"-o", bin+string(filepath.Separator), "./cmd/kubectl-mxjob", "./cmd/kubectl-etl")
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

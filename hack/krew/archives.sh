@@ -32,7 +32,7 @@ build_platform() {
   mkdir -p "$dir"
   (cd "$root" && env GOTOOLCHAIN="$toolchain" GOFLAGS= GOOS="$os" GOARCH="$arch" GOAMD64=v1 GOARM64=v8.0 \
     CGO_ENABLED=0 go build -mod=readonly -trimpath -buildvcs=false \
-    -ldflags "-s -w -X github.com/mlkube/mlkube/plugin/internal/cli.Version=$version" \
+    -ldflags "-s -w -X github.com/mlkube/mlkube/internal/version.Version=$version" \
     -o "$dir/" "${plugins[@]/#/./cmd/kubectl-}")
   install -m 0644 "$root/LICENSE" "$dir/LICENSE"
   for p in "${plugins[@]}"; do

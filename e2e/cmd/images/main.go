@@ -1,9 +1,10 @@
 // Command images builds the project's image tarballs into _output/images, without a container
 // engine (see package images). With arguments it builds only the images whose references are
-// given; it prints one tarball path per line. With -binary it builds one image outside the table
-// from a prebuilt binary (hack/kind-node-image.sh makes the control plane's images so).
+// given; it prints one tarball path per line. -version stamps the release into the Go binaries
+// (make images passes VERSION). With -binary it builds one image outside the table from a prebuilt
+// binary (hack/kind-node-image.sh makes the control plane's images so).
 //
-//	go run ./e2e/cmd/images [-out DIR] [ref...]
+//	go run ./e2e/cmd/images [-out DIR] [-version v0.1.0] [ref...]
 //	go run ./e2e/cmd/images [-out DIR] -binary PATH [-dir DIR] [-base-script SCRIPT] REF
 package main
 
@@ -31,6 +32,7 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	out := fs.String("out", "", "directory for the tarballs (default: the repository's _output/images)")
+	version := fs.String("version", "", "release stamped into the images' Go binaries (internal/version); empty leaves them dev")
 	var adhoc images.Spec
 	fs.StringVar(&adhoc.Binary, "binary", "", "build one image, REF, from this prebuilt static binary")
 	fs.StringVar(&adhoc.Dir, "dir", "", "with -binary: the directory the binary goes in (default /)")
@@ -49,6 +51,7 @@ func run(ctx context.Context, args []string) error {
 	if *out != "" {
 		b.OutDir = *out
 	}
+	b.Version = *version
 	for _, s := range specs {
 		path, err := b.Build(ctx, s)
 		if err != nil {

@@ -10,12 +10,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
-)
 
-// Version is the plugins' release, set at build time:
-//
-//	go build -ldflags "-X github.com/mlkube/mlkube/plugin/internal/cli.Version=v0.3.0"
-var Version = "dev"
+	"github.com/mlkube/mlkube/internal/version"
+)
 
 // Where the mlkube install bundle runs the manager, whose image `version` reports.
 const (
@@ -73,7 +70,7 @@ func (o *versionOptions) Validate() error {
 }
 
 func (o *versionOptions) Run(ctx context.Context) error {
-	v := VersionInfo{Plugin: Version, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
+	v := VersionInfo{Plugin: version.Get(), Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
 	if !o.client {
 		o.server(ctx, &v)
 	}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Fails when the Helm chart (manifests/chart/mlkube) and the kustomize bundle
+# (manifests/install.yaml) would install different objects: helm lint, then helm template with the
+# default values compared object by object with the bundle (hack/chartdiff prints each
+# difference). Also lints the chart with every value set (hack/chart-values-test.yaml). Helm is the
+# pinned build of hack/helm.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+chart=manifests/chart/mlkube
+ns=mlkube-system
+helm=$(hack/helm.sh)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$helm" lint --strict "$chart" --namespace "$ns"
+"$helm" lint --strict "$chart" --namespace other --values hack/chart-values-test.yaml
+# The bundle's images are tagged dev (manifests/manager/kustomization.yaml,
+# manifests/agent/daemonset.yaml), the chart's default to its appVersion: compare the rest.
+"$helm" template mlkube "$chart" --namespace "$ns" \
+  --set manager.image.tag=dev --set agent.image.tag=dev >"$tmp/chart.yaml"
+go run ./hack/chartdiff -namespace "$ns" "$tmp/chart.yaml" manifests/install.yaml

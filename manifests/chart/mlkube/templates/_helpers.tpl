@@ -1,0 +1,26 @@
+{{/*
+Labels Helm charts carry on every object: which chart and release made it. make chart-check leaves
+them out when it compares the chart with manifests/install.yaml. Selectors and pod labels stay
+those of the bundle (app.kubernetes.io/name and component): a selector cannot change on upgrade.
+*/}}
+{{- define "mlkube.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+
+{{/*
+An image reference from {registry, repository, tag}: the tag defaults to the chart's appVersion.
+Call with (dict "image" .Values.manager.image "root" $).
+*/}}
+{{- define "mlkube.image" -}}
+{{- $repo := .image.repository }}
+{{- with .image.registry }}{{ $repo = printf "%s/%s" (trimSuffix "/" .) $repo }}{{ end }}
+{{- printf "%s:%s" $repo (default .root.Chart.AppVersion .image.tag) }}
+{{- end }}
+
+{{/*
+The node agent's namespace: fixed, because the manager looks for the agents there.
+*/}}
+{{- define "mlkube.agentNamespace" -}}mlkube-datapath{{- end }}
