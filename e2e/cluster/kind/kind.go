@@ -60,10 +60,10 @@ func (c *Cluster) Up(ctx context.Context) error {
 	)
 	if err != nil {
 		if lerr := p.CollectLogs(ClusterName, c.logDir()); lerr != nil {
-			err = fmt.Errorf("%w; collecting the nodes' logs also failed: %v", err, lerr)
+			err = fmt.Errorf("%w; collecting the nodes' logs also failed: %w", err, lerr)
 		}
 		if derr := p.Delete(ClusterName, c.Kubeconfig()); derr != nil {
-			err = fmt.Errorf("%w; deleting the failed cluster also failed: %v", err, derr)
+			err = fmt.Errorf("%w; deleting the failed cluster also failed: %w", err, derr)
 		}
 	}
 	return err
