@@ -9,8 +9,21 @@ cd "$(dirname "$0")/.."
 : "${KUBECONFIG:?set KUBECONFIG to the cluster to deploy to}"
 kubectl=hack/kubectl.sh
 WEBHOOK_DEADLINE=${WEBHOOK_DEADLINE:-180}
-# Server-side: the CRDs embed whole pod templates and outgrow client-side apply's annotation.
-$kubectl apply --server-side --force-conflicts -f manifests/install.yaml
+# What is installed: MLKUBE_BUNDLE (default the repository's manifests/install.yaml; a release's
+# install.yaml from make release), or, with MLKUBE_CHART_VALUES set to a values file, the Helm
+# chart manifests/chart/mlkube with those values.
+if [ -n "${MLKUBE_CHART_VALUES:-}" ]; then
+  # Helm cannot label the namespace it creates: the manager's gets the bundle's restricted Pod
+  # Security labels first, and the release goes into it.
+  $kubectl create namespace mlkube-system --dry-run=client -o yaml | $kubectl apply -f -
+  $kubectl label --overwrite ns mlkube-system app.kubernetes.io/name=mlkube \
+    pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
+  "$(hack/helm.sh)" upgrade --install mlkube manifests/chart/mlkube --namespace mlkube-system \
+    --values "$MLKUBE_CHART_VALUES" --kubeconfig "$KUBECONFIG"
+else
+  # Server-side: the CRDs embed whole pod templates and outgrow client-side apply's annotation.
+  $kubectl apply --server-side --force-conflicts -f "${MLKUBE_BUNDLE:-manifests/install.yaml}"
+fi
 $kubectl -n mlkube-system rollout status deploy/mlkube-manager --timeout=300s
 
 deadline=$(( $(date +%s) + WEBHOOK_DEADLINE ))

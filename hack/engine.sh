@@ -8,38 +8,21 @@
 # lives in $MLKUBE_ENGINE_STATE (default /run/mlkube-engine). Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=hack/lib/debian.sh
+. hack/lib/debian.sh
 state=${MLKUBE_ENGINE_STATE:-/run/mlkube-engine}
 pidfile=$state/dockerd.pid
-
-installed() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^ii'; }
 
 # running: the PID of the dockerd this script started, if it is still alive.
 running() {
   [ -f "$pidfile" ] || return 1
   local pid
   pid=$(cat "$pidfile")
-  [ -n "$pid" ] && [ -d "/proc/$pid" ] && grep -q dockerd "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
+  [ -n "$pid" ] && grep -q dockerd "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
 }
 
-install() {
-  local missing=()
-  # debootstrap and jq build the registry-free kind node image (hack/kind-node-image.sh).
-  for p in docker.io debootstrap jq; do installed "$p" || missing+=("$p"); done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "engine: installing ${missing[*]}" >&2
-  # Debian's maintainer scripts start a service unless policy-rc.d says no; the daemon must run
-  # only when `start` runs it. Our policy file is removed again, one already there is kept.
-  local policy=""
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    policy=/usr/sbin/policy-rc.d
-    printf '#!/bin/sh\nexit 101\n' >"$policy"
-    chmod 755 "$policy"
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || { [ -z "$policy" ] || rm -f "$policy"; exit 1; }
-  [ -z "$policy" ] || rm -f "$policy"
-}
+# debootstrap and jq build the registry-free kind node image (hack/kind-node-image.sh).
+install() { apt_install_stopped docker.io debootstrap jq; }
 
 # lacks_cap N: the capability numbered N is missing from this process's bounding set.
 lacks_cap() {
@@ -72,12 +55,10 @@ start() {
   echo "engine: starting dockerd (log: $state/dockerd.log)" >&2
   setsid dockerd --config-file "$state/daemon.json" >"$state/dockerd.log" 2>&1 </dev/null &
   echo $! >"$pidfile"
-  # Ready is when the daemon answers, not when the process exists.
-  for _ in $(seq 120); do
-    if docker info >/dev/null 2>&1; then echo "engine: dockerd $(cat "$pidfile") answers" >&2; return 0; fi
-    if ! running >/dev/null; then break; fi
-    sleep 0.5
-  done
+  if wait_for_answer "$pidfile" 120 docker info; then
+    echo "engine: dockerd $(cat "$pidfile") answers" >&2
+    return 0
+  fi
   echo "engine: dockerd did not answer; its log:" >&2
   tail -30 "$state/dockerd.log" >&2
   stop
@@ -85,16 +66,9 @@ start() {
 }
 
 stop() {
-  local pid
   # Only what this script started is stopped, and only then are docker's bridges removed.
   [ -f "$pidfile" ] || return 0
-  if pid=$(running); then
-    echo "engine: stopping dockerd $pid" >&2
-    kill "$pid"
-    for _ in $(seq 60); do [ -d "/proc/$pid" ] || break; sleep 0.5; done
-    if [ -d "/proc/$pid" ]; then kill -9 "$pid"; fi
-  fi
-  rm -f "$pidfile"
+  stop_pidfile "$pidfile" dockerd
   # The bridges docker made (docker0, and br-<id> for kind's network) outlive the daemon.
   for link in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//'); do
     case "$link" in docker0 | br-*) ip link del "$link" 2>/dev/null || true ;; esac

@@ -34,17 +34,25 @@ state = {{printf "%q" .Files.ContainerdState}}
         SystemdCgroup = false
         Root = {{printf "%q" .Files.RuncRoot}}
 
+  # The e2e harness's image registry (hack/registry.sh) on this machine, at the bridge address the
+  # nodes reach it by, speaks plain HTTP; a release installed from it is pulled from there.
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors.{{printf "%q" .Registry}}]
+    endpoint = [{{printf "%q" (print "http://" .Registry)}}]
+
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = {{printf "%q" .Files.CNIConfDir}}
     max_conf_num = 1
 `))
 
-func containerdConfig(f nodeFiles, sandboxImage string) ([]byte, error) {
+// containerdConfig is node f's containerd config; registry is host:port of the harness's plain-HTTP
+// registry as the node reaches it.
+func containerdConfig(f nodeFiles, sandboxImage, registry string) ([]byte, error) {
 	var buf bytes.Buffer
 	err := containerdTemplate.Execute(&buf, struct {
 		Files        nodeFiles
 		SandboxImage string
-	}{f, sandboxImage})
+		Registry     string
+	}{f, sandboxImage, registry})
 	return buf.Bytes(), err
 }

@@ -57,7 +57,7 @@ func (c *Cluster) writeFiles(sandboxImage string) error {
 		if err := addKubeconfig(proxyKubeconfig, "system:kube-proxy:"+n.Name); err != nil {
 			return err
 		}
-		if files[filepath.Join(f.Dir, "containerd.toml")], err = containerdConfig(f, sandboxImage); err != nil {
+		if files[filepath.Join(f.Dir, "containerd.toml")], err = containerdConfig(f, sandboxImage, p.Registry()); err != nil {
 			return err
 		}
 		if files[filepath.Join(f.CNIConfDir, "10-mlkube.conflist")], err = cniConfig(n, f.IPAMDir); err != nil {

@@ -64,6 +64,13 @@ func NewPlan(n int) (Plan, error) {
 // APIServer is the URL every component and the kubeconfig use.
 func (p Plan) APIServer() string { return fmt.Sprintf("https://%s:6443", p.HostIP) }
 
+// RegistryPort is where hack/registry.sh serves images on this machine.
+const RegistryPort = 5000
+
+// Registry is host:port of the harness's image registry as the nodes reach it: this machine's
+// address on the bridge.
+func (p Plan) Registry() string { return fmt.Sprintf("%s:%d", p.HostIP, RegistryPort) }
+
 // hostProxyNode is the node the host's kube-proxy stands in for. kube-proxy needs a Node object
 // to start (it waits 30s for a missing one before programming any rule), and a node of its own
 // decides what "local" means for it: a Service with internalTrafficPolicy Local reached from the

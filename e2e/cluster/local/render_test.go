@@ -24,7 +24,7 @@ func testCluster(t *testing.T) (Plan, layout) {
 func TestContainerdConfig(t *testing.T) {
 	_, l := testCluster(t)
 	f := l.node("mlkube-node-1")
-	b, err := containerdConfig(f, "mlkube/pause:dev")
+	b, err := containerdConfig(f, "mlkube/pause:dev", "10.250.0.1:5000")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,13 +41,16 @@ func TestContainerdConfig(t *testing.T) {
 	cri := cfg.Plugins["io.containerd.grpc.v1.cri"]
 	runc := cri["containerd"].(map[string]any)["runtimes"].(map[string]any)["runc"].(map[string]any)["options"].(map[string]any)
 	cni := cri["cni"].(map[string]any)
+	mirror := cri["registry"].(map[string]any)["mirrors"].(map[string]any)["10.250.0.1:5000"].(map[string]any)
 	got := map[string]any{
+		"registry endpoint": mirror["endpoint"],
 		"version": cfg.Version, "root": cfg.Root, "state": cfg.State, "grpc": cfg.GRPC.Address,
 		"sandbox_image": cri["sandbox_image"], "restrict_oom_score_adj": cri["restrict_oom_score_adj"],
 		"runc root": runc["Root"], "systemd cgroup": runc["SystemdCgroup"],
 		"cni bin": cni["bin_dir"], "cni conf": cni["conf_dir"],
 	}
 	want := map[string]any{
+		"registry endpoint": []any{"http://10.250.0.1:5000"},
 		"version": 2, "root": f.ContainerdRoot, "state": f.ContainerdState, "grpc": f.ContainerdSock,
 		"sandbox_image": "mlkube/pause:dev", "restrict_oom_score_adj": true,
 		"runc root": f.RuncRoot, "systemd cgroup": false,

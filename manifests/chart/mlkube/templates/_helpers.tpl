@@ -11,13 +11,16 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 {{- end }}
 
 {{/*
-An image reference from {registry, repository, tag}: the tag defaults to the chart's appVersion.
+An image reference from {registry, repository, tag, digest}: the tag defaults to the chart's
+appVersion; a digest (sha256:...) pins the image, as a release's bundle does.
 Call with (dict "image" .Values.manager.image "root" $).
 */}}
 {{- define "mlkube.image" -}}
 {{- $repo := .image.repository }}
 {{- with .image.registry }}{{ $repo = printf "%s/%s" (trimSuffix "/" .) $repo }}{{ end }}
-{{- printf "%s:%s" $repo (default .root.Chart.AppVersion .image.tag) }}
+{{- $ref := printf "%s:%s" $repo (default .root.Chart.AppVersion .image.tag) }}
+{{- with .image.digest }}{{ $ref = printf "%s@%s" $ref . }}{{ end }}
+{{- $ref }}
 {{- end }}
 
 {{/*
