@@ -176,8 +176,11 @@ func render(bundle []byte, version string, pushed []pushedImage) ([]byte, error)
 func krew(ctx context.Context, root, dir, version string) error {
 	archives := filepath.Join(dir, "archives")
 	manifests, err := filepath.Glob(filepath.Join(root, "krew", "*.yaml"))
-	if err != nil || len(manifests) == 0 {
-		return fmt.Errorf("no krew/*.yaml to stamp: %v", err)
+	if err != nil {
+		return err
+	}
+	if len(manifests) == 0 {
+		return errors.New("no krew/*.yaml to stamp")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
