@@ -107,6 +107,16 @@ krew: ## kubectl-etl and kubectl-mxjob archives for linux and darwin on amd64 an
 krew-check: ## krew's validator on krew/*.yaml, their sha256s against fresh archives, the real krew's install of each, the plugins run by kubectl
 	hack/krew/check.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
 
+##@ Release
+
+# make release REGISTRY=host/path VERSION=vX.Y.Z: hack/release pushes every shipped image to
+# REGISTRY/<name>:VERSION as a linux/amd64 + linux/arm64 index and writes _output/release/VERSION/
+# (install.yaml pinned by digest, images.txt, krew/). RELEASE_INSECURE=1 pushes over plain HTTP.
+.PHONY: release
+release: ## every shipped image for linux/amd64 and linux/arm64 pushed to REGISTRY as VERSION; install.yaml pinned by digest, images.txt and the krew archives into _output/release/VERSION
+	@[ -n "$(REGISTRY)" ] || { echo "usage: make release REGISTRY=host/path VERSION=vX.Y.Z [RELEASE_INSECURE=1]"; exit 1; }
+	$(GO) run ./hack/release -registry "$(REGISTRY)" -version "$(VERSION)"
+
 ##@ Test
 
 .PHONY: envtest-assets

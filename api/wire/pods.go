@@ -44,7 +44,7 @@ const (
 // The io shim: an init container copies it into a shared volume, and the transformer container
 // runs the user's command under it, once per object.
 const (
-	// IOShimImage is the shim's image, run as the init container.
+	// IOShimImage is the shim's default image, run as the init container (PodImages.IOShim).
 	IOShimImage = "mlkube/io-shim:dev"
 	// IOShimVolume is the emptyDir volume that carries the shim into the transformer container.
 	IOShimVolume = "mlkube-bin"
@@ -69,20 +69,68 @@ func IOShimCommand(user ...string) []string {
 }
 
 // codeRuntimeImages maps the code form's runtime names (v1alpha1.CodeRuntimes, which the webhook
-// admits) to the images that run them: runtimes/python on Debian's interpreter of that version
-// (hack/python-runtime-image.sh); bookworm has python3.11 only.
+// admits) to the images that run them by default: runtimes/python on Debian's interpreter of that
+// version (hack/python-runtime-image.sh); bookworm has python3.11 only.
 var codeRuntimeImages = map[string]string{
 	"python3.11": "mlkube/runtime-python3.11:dev",
 }
 
-// CodeRuntimeImage returns the image of the code runtime named runtime (spec.code.runtime, e.g.
+// PodImages are the images the Transform controller puts into transformer pods: the io shim's and
+// each code runtime's. The defaults are the development images `make images` builds; a release
+// passes its own (the manager's --io-shim-image and --code-runtime-image), pinned by digest.
+type PodImages struct {
+	// IOShim is the io shim's image, run as the init container of io transformers.
+	IOShim string
+	// CodeRuntimes maps each code runtime's name to its image.
+	CodeRuntimes map[string]string
+}
+
+// DefaultPodImages returns the development images: IOShimImage and the runtimes' :dev images.
+func DefaultPodImages() PodImages {
+	return PodImages{IOShim: IOShimImage, CodeRuntimes: maps.Clone(codeRuntimeImages)}
+}
+
+// CodeRuntime returns the image of the code runtime named runtime (spec.code.runtime, e.g.
 // "python3.11"), or an error listing the supported runtimes.
-func CodeRuntimeImage(runtime string) (string, error) {
-	if img, ok := codeRuntimeImages[runtime]; ok {
+func (p PodImages) CodeRuntime(runtime string) (string, error) {
+	if img, ok := p.CodeRuntimes[runtime]; ok {
 		return img, nil
 	}
 	return "", fmt.Errorf("code runtime %q is not supported (supported: %s)",
 		runtime, strings.Join(CodeRuntimeNames(), ", "))
+}
+
+// SetCodeRuntime replaces one runtime's image from "RUNTIME=IMAGE" (the manager's
+// --code-runtime-image). Only a runtime the webhook admits may be named: the set of runtimes is
+// fixed by the API, only their images change.
+func (p *PodImages) SetCodeRuntime(spec string) error {
+	runtime, img, ok := strings.Cut(spec, "=")
+	if !ok || img == "" || strings.ContainsAny(img, " \t\n") {
+		return fmt.Errorf("%q is not RUNTIME=IMAGE (e.g. python3.11=registry.example/mlkube/runtime-python3.11:v0.2.0)", spec)
+	}
+	if _, known := codeRuntimeImages[runtime]; !known {
+		return fmt.Errorf("code runtime %q does not exist (runtimes: %s)", runtime, strings.Join(CodeRuntimeNames(), ", "))
+	}
+	if p.CodeRuntimes == nil {
+		p.CodeRuntimes = map[string]string{}
+	}
+	p.CodeRuntimes[runtime] = img
+	return nil
+}
+
+// SetIOShim replaces the io shim's image (the manager's --io-shim-image); it may not be empty.
+func (p *PodImages) SetIOShim(img string) error {
+	if img == "" || strings.ContainsAny(img, " \t\n") {
+		return fmt.Errorf("io shim image %q: want an image reference", img)
+	}
+	p.IOShim = img
+	return nil
+}
+
+// CodeRuntimeImage returns the default image of the code runtime named runtime, or an error
+// listing the supported runtimes.
+func CodeRuntimeImage(runtime string) (string, error) {
+	return DefaultPodImages().CodeRuntime(runtime)
 }
 
 // CodeRuntimeNames lists the code runtimes an image exists for, sorted.

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/manager"
 	"github.com/mlkube/mlkube/internal/version"
 )
@@ -39,6 +40,7 @@ func main() {
 	flag.StringVar(&opts.DatapathTokenFile, "datapath-token-file", opts.DatapathTokenFile, "projected ServiceAccount token (audience mlkube-datapath) presented to the node agents; empty sends none")
 	flag.DurationVar(&opts.RunPoll, "transformrun-poll-interval", opts.RunPoll, "how often a running TransformRun's node agents are asked how its shares go")
 	flag.DurationVar(&opts.RunAgentGrace, "transformrun-agent-grace", opts.RunAgentGrace, "how long a node's agent may be unreachable before its share of a TransformRun fails")
+	bindImageFlags(flag.CommandLine, &opts.PodImages)
 	flag.StringVar(&extraNames, "extra-cert-dns-names", "", "comma-separated further DNS names of the serving certificate")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	zapOpts := zap.Options{}
@@ -65,4 +67,22 @@ func main() {
 		log.Error(err, "the manager stopped with an error")
 		os.Exit(1)
 	}
+}
+
+// bindImageFlags adds the flags that replace the images transformer pods run: a release pins its
+// own (hack/release renders them into its install.yaml); unset, pods run the development images
+// `make images` builds.
+func bindImageFlags(fs *flag.FlagSet, images *wire.PodImages) {
+	fs.Func("io-shim-image", "image of the io shim, the init container of io transformers (default "+images.IOShim+")", images.SetIOShim)
+	fs.Func("code-runtime-image", fmt.Sprintf("RUNTIME=IMAGE: the image code transformers of RUNTIME run, repeatable (default %s)", runtimeImages(*images)),
+		images.SetCodeRuntime)
+}
+
+// runtimeImages lists images' code runtimes as RUNTIME=IMAGE, sorted by runtime.
+func runtimeImages(images wire.PodImages) string {
+	var list []string
+	for _, rt := range wire.CodeRuntimeNames() {
+		list = append(list, rt+"="+images.CodeRuntimes[rt])
+	}
+	return strings.Join(list, ",")
 }

@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/certs"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
 	"github.com/mlkube/mlkube/controller/labels"
@@ -88,6 +89,9 @@ type Options struct {
 	// RunAgentGrace is how long a node's agent may not answer (or have no Ready pod) before its
 	// share of a TransformRun fails.
 	RunAgentGrace time.Duration
+	// PodImages are the io shim's and the code runtimes' images transformer pods run; a release
+	// pins its own (hack/release).
+	PodImages wire.PodImages
 }
 
 // DefaultOptions are the production defaults; flags override them.
@@ -115,6 +119,7 @@ func DefaultOptions() Options {
 		DatapathTokenFile:     "/var/run/secrets/mlkube.io/datapath/token",
 		RunPoll:               transformrun.DefaultPoll,
 		RunAgentGrace:         transformrun.DefaultGrace,
+		PodImages:             wire.DefaultPodImages(),
 	}
 }
 
@@ -205,6 +210,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	stats.Token = token
 	if err := (&transform.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller"), Stats: stats,
+		Images: opts.PodImages,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Transform controller: %w", err)
 	}

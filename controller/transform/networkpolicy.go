@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
@@ -49,7 +50,8 @@ func buildNetworkPolicy(t *v1alpha1.Transform, agentNamespace string, agentLabel
 // transformerPort is the port t's transformer listens on: the container port its pods are given
 // and announce to the transformer (wire.EnvPort).
 func transformerPort(t *v1alpha1.Transform) int32 {
-	return containerPort(&basePodSpec(t).Containers[0])
+	// The port is the form's, whichever images run it.
+	return containerPort(&basePodSpec(t, wire.PodImages{}).Containers[0])
 }
 
 // restoreNetworkPolicy sets in got, the stored policy, the spec and labels of want, the policy

@@ -64,7 +64,7 @@ func TestBuildNetworkPolicy(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("policy (-want +got):\n%s", diff)
 			}
-			pod := buildPod(tc.transform, "node-1")
+			pod := buildPod(tc.transform, "node-1", devImages)
 			selector, err := metav1.LabelSelectorAsSelector(&got.Spec.PodSelector)
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +81,7 @@ func TestBuildNetworkPolicy(t *testing.T) {
 
 func TestNetworkPolicySelectsNoOtherTransformsPods(t *testing.T) {
 	policy := buildNetworkPolicy(defaulted(builders.Transform("md5").Runtime("img")), "mlkube-datapath", agentLabels)
-	other := buildPod(defaulted(builders.Transform("md5-v2").Runtime("img")), "node-1")
+	other := buildPod(defaulted(builders.Transform("md5-v2").Runtime("img")), "node-1", devImages)
 	selector, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector)
 	if err != nil {
 		t.Fatal(err)

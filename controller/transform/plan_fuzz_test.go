@@ -130,7 +130,7 @@ func (w *transformWorld) apply(s *fuzzbytes.Stream, p plan) {
 		}
 	}
 	for _, node := range p.createOn {
-		pod := buildPod(w.tr, node)
+		pod := buildPod(w.tr, node, devImages)
 		w.uids++
 		pod.UID = types.UID(fmt.Sprintf("uid-%d", w.uids))
 		pod.CreationTimestamp = metav1.NewTime(w.now)

@@ -34,7 +34,7 @@ func node(name string, edit ...func(*corev1.Node)) corev1.Node {
 
 // tpod is the transformer pod on node, created ago, ready or not, with optional edits.
 func tpod(t *v1alpha1.Transform, nodeName string, ago time.Duration, ready bool, edit ...func(*corev1.Pod)) corev1.Pod {
-	p := buildPod(t, nodeName)
+	p := buildPod(t, nodeName, devImages)
 	p.UID = types.UID("uid-" + nodeName)
 	p.CreationTimestamp = metav1.NewTime(now.Add(-ago))
 	p.Status.Phase = corev1.PodRunning

@@ -68,16 +68,17 @@ func controlledByTransform(t *v1alpha1.Transform) []metav1.OwnerReference {
 	return []metav1.OwnerReference{*metav1.NewControllerRef(t, v1alpha1.GroupVersion.WithKind("Transform"))}
 }
 
-// buildPod makes the transformer pod for node from the Transform's form, pinned to the node.
-func buildPod(t *v1alpha1.Transform, node string) *corev1.Pod {
-	spec := basePodSpec(t)
+// buildPod makes the transformer pod for node from the Transform's form, pinned to the node; the
+// io shim and the code runtimes run from images.
+func buildPod(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Pod {
+	spec := basePodSpec(t, images)
 	c := &spec.Containers[0]
 	c.Env = append(c.Env, t.Spec.Env...)
 	c.Env = append(c.Env,
 		corev1.EnvVar{Name: wire.EnvPort, Value: strconv.Itoa(int(containerPort(c)))},
 		corev1.EnvVar{Name: wire.EnvNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}})
 	if t.Spec.Communication == v1alpha1.CommIO {
-		wrapWithIOShim(spec)
+		wrapWithIOShim(spec, images.IOShim)
 	}
 	if t.Spec.Argument == v1alpha1.ArgFQN {
 		mountDataRoot(spec, node, t.Namespace)
@@ -108,8 +109,9 @@ func buildPod(t *v1alpha1.Transform, node string) *corev1.Pod {
 	}
 }
 
-// basePodSpec renders the Transform's form into a pod spec with one transformer container.
-func basePodSpec(t *v1alpha1.Transform) *corev1.PodSpec {
+// basePodSpec renders the Transform's form into a pod spec with one transformer container; a code
+// form runs its runtime's image of images.
+func basePodSpec(t *v1alpha1.Transform, images wire.PodImages) *corev1.PodSpec {
 	if t.Spec.PodTemplate != nil {
 		spec := t.Spec.PodTemplate.Spec.DeepCopy()
 		return spec
@@ -132,7 +134,7 @@ func basePodSpec(t *v1alpha1.Transform) *corev1.PodSpec {
 		code := t.Spec.Code
 		// The webhook admits only supported runtimes; should one slip through, the empty image
 		// fails the pod's creation with a message naming the field.
-		c.Image, _ = wire.CodeRuntimeImage(code.Runtime)
+		c.Image, _ = images.CodeRuntime(code.Runtime)
 		c.Env = append(c.Env,
 			corev1.EnvVar{Name: wire.EnvCodeSource, Value: code.Source},
 			corev1.EnvVar{Name: wire.EnvCodeFunction, Value: code.Function},
@@ -142,13 +144,13 @@ func basePodSpec(t *v1alpha1.Transform) *corev1.PodSpec {
 	return &corev1.PodSpec{Containers: []corev1.Container{c}}
 }
 
-// wrapWithIOShim injects the io shim: an init container copies it into a shared volume, and the
-// transformer's command runs under it, once per object.
-func wrapWithIOShim(spec *corev1.PodSpec) {
+// wrapWithIOShim injects the io shim: an init container of image copies it into a shared volume,
+// and the transformer's command runs under it, once per object.
+func wrapWithIOShim(spec *corev1.PodSpec, image string) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: wire.IOShimVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	mount := corev1.VolumeMount{Name: wire.IOShimVolume, MountPath: wire.IOShimMountPath}
 	spec.InitContainers = append(spec.InitContainers, corev1.Container{
-		Name: ioShimInitName, Image: wire.IOShimImage, ImagePullPolicy: corev1.PullIfNotPresent,
+		Name: ioShimInitName, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:      wire.IOShimInstallCommand(),
 		VolumeMounts: []corev1.VolumeMount{mount},
 	})

@@ -3,6 +3,7 @@ package transform
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +13,9 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/builders"
 )
+
+// devImages are the images pods run unless the manager is given others.
+var devImages = wire.DefaultPodImages()
 
 func env(c corev1.Container) map[string]string {
 	m := map[string]string{}
@@ -23,7 +27,7 @@ func env(c corev1.Container) map[string]string {
 
 func TestBuildPodForms(t *testing.T) {
 	runtime := defaulted(builders.Transform("rt").Runtime("mlkube/transformer-md5:dev", "/md5").Comm(v1alpha1.CommWS))
-	pod := buildPod(runtime, "node-1")
+	pod := buildPod(runtime, "node-1", devImages)
 	c := pod.Spec.Containers[0]
 	if pod.Name != "rt-"+nodeHash("node-1") || len(pod.Name) > 63 {
 		t.Errorf("pod name %q", pod.Name)
@@ -48,14 +52,14 @@ func TestBuildPodForms(t *testing.T) {
 	}
 
 	code := defaulted(builders.Transform("py").Code("python3.11", "def transform(b):\n    return b[::-1]\n"))
-	c = buildPod(code, "node-1").Spec.Containers[0]
+	c = buildPod(code, "node-1", devImages).Spec.Containers[0]
 	if c.Image != "mlkube/runtime-python3.11:dev" || env(c)["MLKUBE_CODE_FUNCTION"] != "transform" || env(c)["MLKUBE_CODE_SOURCE"] == "" {
 		t.Errorf("code container %+v", c)
 	}
 
 	io := defaulted(builders.Transform("io").Runtime("busybox", "md5sum").Comm(v1alpha1.CommIO))
 	io.Spec.Runtime.Args = []string{"-b"}
-	spec := buildPod(io, "node-1").Spec
+	spec := buildPod(io, "node-1", devImages).Spec
 	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Image != "mlkube/io-shim:dev" {
 		t.Fatalf("io form lacks the shim's init container: %+v", spec.InitContainers)
 	}
@@ -64,11 +68,11 @@ func TestBuildPodForms(t *testing.T) {
 	}
 
 	fqn := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
-	c = buildPod(fqn, "node-1").Spec.Containers[0]
+	c = buildPod(fqn, "node-1", devImages).Spec.Containers[0]
 	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != wire.DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != wire.DataRoot {
 		t.Errorf("fqn container lacks the data root: %+v", c)
 	}
-	if hp := buildPod(fqn, "node-1").Spec.Volumes[0].HostPath; hp == nil || hp.Path != wire.DataRoot+"/node-1/"+fqn.Namespace {
+	if hp := buildPod(fqn, "node-1", devImages).Spec.Volumes[0].HostPath; hp == nil || hp.Path != wire.DataRoot+"/node-1/"+fqn.Namespace {
 		t.Errorf("fqn data root volume %+v; want only its namespace's directory of the node's", hp)
 	}
 }
@@ -78,7 +82,7 @@ func TestBuildPodFromTemplateKeepsItsOwnSettings(t *testing.T) {
 	tr.Spec.PodTemplate.Labels = map[string]string{"team": "data"}
 	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 9000}}
 	tr = defaulted(builders.Transform("tmpl").Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
-	pod := buildPod(tr, "node-2")
+	pod := buildPod(tr, "node-2", devImages)
 	if pod.Labels["team"] != "data" || pod.Labels[LabelName] != "tmpl" {
 		t.Errorf("labels %v", pod.Labels)
 	}
@@ -94,7 +98,7 @@ func TestBuildPodControllerMetadataWins(t *testing.T) {
 	tr.Spec.PodTemplate.Labels = map[string]string{LabelName: "other", LabelNode: "node-9", "team": "data"}
 	tr.Spec.PodTemplate.Annotations = map[string]string{LabelNode: "node-9", "note": "kept"}
 	tr = defaulted(builders.Transform("tmpl").Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
-	pod := buildPod(tr, "node-2")
+	pod := buildPod(tr, "node-2", devImages)
 	wantLabels := map[string]string{"team": "data"}
 	maps.Copy(wantLabels, podLabels(tr, "node-2"))
 	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
@@ -102,5 +106,27 @@ func TestBuildPodControllerMetadataWins(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{LabelNode: "node-2", "note": "kept"}, pod.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+}
+
+// A release runs its own io shim and code runtime images (the manager's --io-shim-image and
+// --code-runtime-image): pods take them, not the development defaults.
+func TestBuildPodRunsGivenImages(t *testing.T) {
+	images := wire.DefaultPodImages()
+	if err := images.SetIOShim("reg.example/mlkube/io-shim:v0.2.0@sha256:" + strings.Repeat("1", 64)); err != nil {
+		t.Fatal(err)
+	}
+	if err := images.SetCodeRuntime("python3.11=reg.example/mlkube/runtime-python3.11:v0.2.0"); err != nil {
+		t.Fatal(err)
+	}
+	code := defaulted(builders.Transform("py").Code("python3.11", "def transform(b):\n    return b\n"))
+	io := defaulted(builders.Transform("io").Runtime("busybox", "md5sum").Comm(v1alpha1.CommIO))
+	got := []string{buildPod(code, "node-1", images).Spec.Containers[0].Image}
+	for _, c := range buildPod(io, "node-1", images).Spec.InitContainers {
+		got = append(got, c.Image)
+	}
+	want := []string{images.CodeRuntimes["python3.11"], images.IOShim}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the code runtime's and the io shim's images (-want +got):\n%s", diff)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
@@ -33,6 +34,8 @@ type Reconciler struct {
 	// Stats supplies the node agents' latest statistics. The agents it pulls them from (its
 	// Namespace and Selector) are also the only pods a transformer pod admits traffic from.
 	Stats *Collector
+	// Images are the io shim's and the code runtimes' images; unset means wire.DefaultPodImages.
+	Images wire.PodImages
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -46,6 +49,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
+	}
+	if r.Images.IOShim == "" && r.Images.CodeRuntimes == nil {
+		r.Images = wire.DefaultPodImages()
 	}
 	if err := mgr.Add(r.Stats); err != nil {
 		return err
@@ -99,7 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	err = owned.Ensure(ctx, o, policy, restoreNetworkPolicy)
 	errs := []error{err}
 	if err == nil {
-		errs = append(errs, owned.Create(ctx, o, p.createOn, podCreation(&t)))
+		errs = append(errs, owned.Create(ctx, o, p.createOn, podCreation(&t, r.Images)))
 	}
 	if !equality.Semantic.DeepEqual(t.Status, p.status) {
 		oldStage := t.Status.Stage
@@ -117,9 +123,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // podCreation makes the transformer pod of a node.
-func podCreation(t *v1alpha1.Transform) func(node string) owned.Creation {
+func podCreation(t *v1alpha1.Transform, images wire.PodImages) func(node string) owned.Creation {
 	return func(node string) owned.Creation {
-		pod := buildPod(t, node)
+		pod := buildPod(t, node, images)
 		return owned.Creation{Object: pod,
 			Created:  fmt.Sprintf("created transformer pod %s on node %s", pod.Name, node),
 			Creating: "creating transformer pod on node " + node}

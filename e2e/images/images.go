@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/mlkube/mlkube/e2e/internal/repo"
 )
@@ -43,28 +44,15 @@ func RepoBuilder() (Builder, error) {
 	return Builder{Root: root, OutDir: out}, err
 }
 
-// Build writes the image for s and returns the tarball's path.
+// Build writes the image for s, for the machine's architecture, and returns the tarball's path.
 func (b Builder) Build(ctx context.Context, s Spec) (string, error) {
 	tag, err := name.NewTag(s.Ref)
 	if err != nil {
 		return "", fmt.Errorf("image %q: %w", s.Ref, err)
 	}
-	tmp, err := os.MkdirTemp("", "mlkube-image-")
+	img, err := b.Image(ctx, s, runtime.GOARCH)
 	if err != nil {
 		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	bin, err := s.binary(ctx, b.Root, tmp, b.Version)
-	if err != nil {
-		return "", fmt.Errorf("image %s: %w", s.Ref, err)
-	}
-	base, err := s.baseLayers(ctx, b.Root)
-	if err != nil {
-		return "", fmt.Errorf("image %s: %w", s.Ref, err)
-	}
-	img, err := imageOf(bin, s.dir(), base...)
-	if err != nil {
-		return "", fmt.Errorf("image %s: %w", s.Ref, err)
 	}
 	if err := os.MkdirAll(b.OutDir, 0o755); err != nil {
 		return "", err
@@ -77,6 +65,51 @@ func (b Builder) Build(ctx context.Context, s Spec) (string, error) {
 	return out, os.Rename(out+".tmp", out)
 }
 
+// Image builds s for linux on arch, a GOARCH (amd64, arm64): a Go package is cross-compiled, a
+// base layer script is asked for that architecture's layer (MLKUBE_IMAGE_ARCH), and the
+// configuration names the platform. Prebuilt binaries and scripts' binaries are the machine's own,
+// so they build for runtime.GOARCH only.
+func (b Builder) Image(ctx context.Context, s Spec, arch string) (v1.Image, error) {
+	tmp, err := os.MkdirTemp("", "mlkube-image-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	bin, err := s.binary(ctx, b.Root, tmp, b.Version, arch)
+	if err != nil {
+		return nil, fmt.Errorf("image %s for %s: %w", s.Ref, arch, err)
+	}
+	base, err := s.baseLayers(ctx, b.Root, arch)
+	if err != nil {
+		return nil, fmt.Errorf("image %s for %s: %w", s.Ref, arch, err)
+	}
+	img, err := imageOf(bin, s.dir(), arch, base...)
+	if err != nil {
+		return nil, fmt.Errorf("image %s for %s: %w", s.Ref, arch, err)
+	}
+	return img, nil
+}
+
+// Index builds s for linux on each of archs and joins the images in a multi-platform index (a
+// Docker manifest list, as the images are Docker manifests), each under its platform, so a node
+// pulls its own architecture's.
+func (b Builder) Index(ctx context.Context, s Spec, archs ...string) (v1.ImageIndex, error) {
+	if len(archs) == 0 {
+		return nil, fmt.Errorf("image %s: no architectures to build", s.Ref)
+	}
+	var adds []mutate.IndexAddendum
+	for _, arch := range archs {
+		img, err := b.Image(ctx, s, arch)
+		if err != nil {
+			return nil, err
+		}
+		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
+			Platform: &v1.Platform{OS: "linux", Architecture: arch},
+		}})
+	}
+	return mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.DockerManifestList), adds...), nil
+}
+
 // TarballName is the file name of ref's tarball: "mlkube/manager:dev" → "mlkube_manager_dev.tar".
 func TarballName(ref string) string {
 	return strings.NewReplacer("/", "_", ":", "_").Replace(ref) + ".tar"
@@ -85,9 +118,9 @@ func TarballName(ref string) string {
 // basePath is the PATH of an image with a base layer, after the root.
 const basePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// imageOf puts the binary in dir ("" for /) on the base layers (or an empty base) and makes it the
-// entrypoint.
-func imageOf(bin, dir string, base ...v1.Layer) (v1.Image, error) {
+// imageOf puts the binary, built for arch, in dir ("" for /) on the base layers (or an empty base)
+// and makes it the entrypoint.
+func imageOf(bin, dir, arch string, base ...v1.Layer) (v1.Image, error) {
 	layer, err := binaryLayer(bin, dir)
 	if err != nil {
 		return nil, err
@@ -102,7 +135,7 @@ func imageOf(bin, dir string, base ...v1.Layer) (v1.Image, error) {
 	}
 	cf = cf.DeepCopy()
 	// ctr import and the kubelet pick images by platform: say which this one is.
-	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	cf.OS, cf.Architecture = "linux", arch
 	cf.Config.Entrypoint = []string{path.Join("/", dir, filepath.Base(bin))}
 	cf.Config.Env = []string{"PATH=/"}
 	if len(base) > 0 {

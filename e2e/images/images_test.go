@@ -2,7 +2,9 @@ package images
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
+	"debug/elf"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // moduleRoot is where go build and scripts run from: two levels above this package.
@@ -276,5 +279,76 @@ func TestVersionsArePinned(t *testing.T) {
 			}
 			t.Errorf("hack/%s/go.mod does not require %q; set the version in table.go to the pinned release", tc.moddir, want)
 		})
+	}
+}
+
+// TestIndexHasEachPlatform builds the pause image for amd64 and arm64 into one index: each
+// platform's manifest is listed under its platform, its configuration names it, and its binary is
+// compiled for it.
+func TestIndexHasEachPlatform(t *testing.T) {
+	b := Builder{Root: moduleRoot(t)}
+	idx, err := b.Index(context.Background(), Pause, "amd64", "arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.MediaType != types.DockerManifestList {
+		t.Errorf("index media type %s, want %s", im.MediaType, types.DockerManifestList)
+	}
+	machines := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+	var platforms []string
+	for _, desc := range im.Manifests {
+		platforms = append(platforms, desc.Platform.OS+"/"+desc.Platform.Architecture)
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cf.OS != "linux" || cf.Architecture != desc.Platform.Architecture {
+			t.Errorf("%s: configuration says %s/%s", desc.Platform.Architecture, cf.OS, cf.Architecture)
+		}
+		var machine elf.Machine
+		if err := eachFile(img, func(h *tar.Header, body io.Reader) error {
+			if h.Name != "pause" {
+				return nil
+			}
+			data, err := io.ReadAll(body)
+			if err != nil {
+				return err
+			}
+			f, err := elf.NewFile(bytes.NewReader(data))
+			if err != nil {
+				return err
+			}
+			machine = f.Machine
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := machines[desc.Platform.Architecture]; machine != want {
+			t.Errorf("%s: /pause is built for %v, want %v", desc.Platform.Architecture, machine, want)
+		}
+	}
+	if diff := cmp.Diff([]string{"linux/amd64", "linux/arm64"}, platforms); diff != "" {
+		t.Errorf("platforms (-want +got):\n%s", diff)
+	}
+}
+
+// TestImageOfAnotherArchNeedsAPackage: a prebuilt binary is the machine's, so asking for another
+// architecture is an error rather than an image that cannot run there.
+func TestImageOfAnotherArchNeedsAPackage(t *testing.T) {
+	other := map[string]string{"amd64": "arm64", "arm64": "amd64"}[runtime.GOARCH]
+	b := Builder{Root: moduleRoot(t)}
+	if _, err := b.Image(context.Background(), Spec{Ref: "mlkube/x:dev", Binary: "/bin/true"}, other); err == nil {
+		t.Errorf("Image(binary, %s) = nil error, want one: a prebuilt binary builds for %s only", other, runtime.GOARCH)
+	}
+	if _, err := b.Index(context.Background(), Pause); err == nil {
+		t.Error("Index with no architectures: want an error")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -46,12 +47,16 @@ func (s Spec) dir() string {
 	return strings.Trim(path.Clean("/"+s.Dir), "/")
 }
 
-// baseLayers returns s's base layers: none, or the one BaseLayerScript makes.
-func (s Spec) baseLayers(ctx context.Context, root string) ([]v1.Layer, error) {
+// ArchEnv tells a BaseLayerScript the architecture (a GOARCH, which for amd64 and arm64 is also
+// Debian's name) to make the layer for.
+const ArchEnv = "MLKUBE_IMAGE_ARCH"
+
+// baseLayers returns s's base layers for arch: none, or the one BaseLayerScript makes.
+func (s Spec) baseLayers(ctx context.Context, root, arch string) ([]v1.Layer, error) {
 	if s.BaseLayerScript == "" {
 		return nil, nil
 	}
-	path, err := repo.Script(ctx, root, s.BaseLayerScript)
+	path, err := repo.Script(ctx, root, s.BaseLayerScript, ArchEnv+"="+arch)
 	if err != nil {
 		return nil, err
 	}
@@ -73,18 +78,22 @@ func (s Spec) sources() int {
 	return n
 }
 
-// binary returns the path of s's static binary, building it under tmp when s is a Go package,
-// stamped with version when one is given (internal/version).
-func (s Spec) binary(ctx context.Context, root, tmp, version string) (string, error) {
+// binary returns the path of s's static binary for arch, building it under tmp when s is a Go
+// package, stamped with version when one is given (internal/version). Only a Go package builds
+// for another architecture than the machine's.
+func (s Spec) binary(ctx context.Context, root, tmp, version, arch string) (string, error) {
 	if s.sources() != 1 {
 		return "", errors.New("set exactly one of Package, Binary and Script")
+	}
+	if s.Package == "" && arch != runtime.GOARCH {
+		return "", fmt.Errorf("only a Go package builds for %s; a prebuilt binary is this machine's (%s)", arch, runtime.GOARCH)
 	}
 	switch {
 	case s.Package != "":
 		out := filepath.Join(tmp, path.Base(s.Package))
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", goLDFlags(version), "-o", out, s.Package)
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("go build %s: %w\n%s", s.Package, err, b)
 		}

@@ -7,7 +7,8 @@
 // The controller injects the shim into the transformer pod; the contract,
 // fixed on both sides, is in package api/wire:
 //
-//   - an init container, image wire.IOShimImage, command
+//   - an init container, image wire.IOShimImage (or the manager's
+//     --io-shim-image), command
 //     wire.IOShimInstallCommand(): the shim copies its own executable to
 //     wire.IOShimBinPath (static images have no shell or cp, hence the
 //     subcommand);

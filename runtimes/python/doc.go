@@ -6,7 +6,7 @@
 // cmd/runtime-python).
 //
 // The controller renders the code form into a pod of the runtime's image
-// (wire.CodeRuntimeImage) and passes the code in the environment (EnvSource, EnvFunction,
+// (wire.PodImages.CodeRuntime; the manager's --code-runtime-image) and passes the code in the environment (EnvSource, EnvFunction,
 // EnvDependencies, EnvChunkSize). At start the runtime installs the
 // dependencies, if any, with pip into a private directory on the workers'
 // sys.path, starts the workers and fails (non-zero exit, with a message
