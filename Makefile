@@ -113,7 +113,7 @@ krew-check: ## krew's validator on krew/*.yaml, their sha256s against fresh arch
 # REGISTRY/<name>:VERSION as a linux/amd64 + linux/arm64 index and writes _output/release/VERSION/
 # (install.yaml pinned by digest, images.txt, krew/). RELEASE_INSECURE=1 pushes over plain HTTP.
 .PHONY: release
-release: ## every shipped image for linux/amd64 and linux/arm64 pushed to REGISTRY as VERSION; install.yaml pinned by digest, images.txt and the krew archives into _output/release/VERSION
+release: ## every shipped image for linux/amd64 and linux/arm64 pushed to REGISTRY as VERSION; install.yaml pinned by digest, the chart's values.yaml, images.txt and the krew archives into _output/release/VERSION
 	@[ -n "$(REGISTRY)" ] || { echo "usage: make release REGISTRY=host/path VERSION=vX.Y.Z [RELEASE_INSECURE=1]"; exit 1; }
 	$(GO) run ./hack/release -registry "$(REGISTRY)" -version "$(VERSION)"
 
@@ -170,6 +170,10 @@ e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONF
 .PHONY: e2e-kind
 e2e-kind: ## make e2e on kind; starts and stops Debian's docker.io where no engine answers, and then builds the node image with no registry
 	hack/e2e-kind.sh
+
+.PHONY: e2e-release
+e2e-release: ## make release to a real registry on this machine (Debian's docker-registry), then the e2e suite on the local cluster installed from it, once with the bundle and once with the chart
+	hack/e2e-release.sh
 
 .PHONY: kind-node-image
 kind-node-image: ## a kind node image of the pinned Kubernetes built with no registry (cached by its inputs; needs an engine: hack/engine.sh start)

@@ -1,8 +1,9 @@
 // Command release builds every image mlkube ships for linux/amd64 and linux/arm64, pushes each as
 // a multi-platform index to REGISTRY/<name>:VERSION, and writes _output/release/VERSION/:
 // install.yaml with every image pinned by digest (the manager given its io shim and code runtime
-// images the same way), images.txt (reference, digest and platforms of each pushed image), and
-// krew/ (the plugins' archives and krew manifests of VERSION). make release runs it:
+// images the same way), values.yaml (the Helm chart's values for the same pinned images),
+// images.txt (reference, digest and platforms of each pushed image), and krew/ (the plugins'
+// archives and krew manifests of VERSION). make release runs it:
 //
 //	make release REGISTRY=registry.example/mlkube VERSION=v0.2.0
 //	RELEASE_INSECURE=1 make release REGISTRY=127.0.0.1:5000/mlkube VERSION=v0.2.0  # plain HTTP
@@ -141,6 +142,13 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(stage, "images.txt"), []byte(imageList(pushed)), 0o644); err != nil {
+		return err
+	}
+	values, err := chartValues(c.version, pushed)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(stage, "values.yaml"), values, 0o644); err != nil {
 		return err
 	}
 	if err := krew(ctx, c.root, filepath.Join(stage, "krew"), c.version); err != nil {
