@@ -37,6 +37,11 @@ cat "$out/images.txt"
 # The chart's values for the same images, each pinned by the digest the release pushed.
 values=$out/values.yaml
 
+# The suite runs the Python runtime as a plain io image too: the released one.
+MLKUBE_E2E_PYTHON_IMAGE=$(awk '$1 ~ /\/runtime-python3\.11:/ {print $1 "@" $2}' "$out/images.txt")
+[ -n "$MLKUBE_E2E_PYTHON_IMAGE" ] || { echo "e2e-release: no runtime-python3.11 in $out/images.txt" >&2; exit 1; }
+export MLKUBE_E2E_PYTHON_IMAGE
+
 echo "== e2e on the release's bundle ($out/install.yaml)"
 MLKUBE_BUNDLE=$out/install.yaml MLKUBE_E2E_KUBECONFIG=$kubeconfig E2E_RUN=${E2E_RUN:-.} hack/e2e.sh
 KUBECONFIG=$kubeconfig hack/kubectl.sh delete --wait=true --timeout=300s -f "$out/install.yaml"

@@ -1,8 +1,10 @@
 package suite
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -26,8 +28,9 @@ func readyNodes(t *testing.T) []string {
 	return out
 }
 
-// pythonImage has Debian's python3.11: its interpreter serves as an io command.
-const pythonImage = "mlkube/runtime-python3.11:dev"
+// pythonImage has Debian's python3.11: its interpreter serves as an io command. make e2e-release
+// names the released image in MLKUBE_E2E_PYTHON_IMAGE, so that it too is pulled from its registry.
+var pythonImage = cmp.Or(os.Getenv("MLKUBE_E2E_PYTHON_IMAGE"), "mlkube/runtime-python3.11:dev")
 
 // ioMD5 reads an object on stdin and writes its md5, the io contract.
 var ioMD5 = []string{"python3", "-c", "import sys, hashlib; sys.stdout.write(hashlib.md5(sys.stdin.buffer.read()).hexdigest())"}
