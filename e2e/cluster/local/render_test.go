@@ -43,18 +43,18 @@ func TestContainerdConfig(t *testing.T) {
 	cni := cri["cni"].(map[string]any)
 	mirror := cri["registry"].(map[string]any)["mirrors"].(map[string]any)["10.250.0.1:5000"].(map[string]any)
 	got := map[string]any{
-		"registry endpoint": mirror["endpoint"],
 		"version": cfg.Version, "root": cfg.Root, "state": cfg.State, "grpc": cfg.GRPC.Address,
 		"sandbox_image": cri["sandbox_image"], "restrict_oom_score_adj": cri["restrict_oom_score_adj"],
 		"runc root": runc["Root"], "systemd cgroup": runc["SystemdCgroup"],
 		"cni bin": cni["bin_dir"], "cni conf": cni["conf_dir"],
+		"registry endpoint": mirror["endpoint"],
 	}
 	want := map[string]any{
-		"registry endpoint": []any{"http://10.250.0.1:5000"},
 		"version": 2, "root": f.ContainerdRoot, "state": f.ContainerdState, "grpc": f.ContainerdSock,
 		"sandbox_image": "mlkube/pause:dev", "restrict_oom_score_adj": true,
 		"runc root": f.RuncRoot, "systemd cgroup": false,
 		"cni bin": "/usr/lib/cni", "cni conf": f.CNIConfDir,
+		"registry endpoint": []any{"http://10.250.0.1:5000"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("containerd config (-want +got):\n%s", diff)
