@@ -42,7 +42,7 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 		output:crd:artifacts:config=manifests/crd/bases \
 		output:rbac:artifacts:config=manifests/rbac \
 		output:webhook:artifacts:config=manifests/webhook
-	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./controller/datapath/agent/... output:rbac:artifacts:config=manifests/agent
+	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./datapath/agent/... output:rbac:artifacts:config=manifests/agent
 	hack/render-install.sh
 	hack/render-chart.sh
 
@@ -136,7 +136,7 @@ test-unit:
 
 # The packages whose goroutines share connections, buffers and counters: the agent, the SDK, the io
 # shim, the WebSocket and the buffer pool.
-RACE_PACKAGES := ./controller/datapath/... ./sdk/... ./runtimes/ioshim/... ./internal/ws/... ./internal/bufpool/...
+RACE_PACKAGES := ./datapath/... ./sdk/... ./runtimes/ioshim/... ./internal/ws/... ./internal/bufpool/...
 
 .PHONY: test-race
 test-race: ## the data path packages under the race detector
@@ -198,8 +198,8 @@ bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT ti
 	$(call run-bench,controller,controller/integration,-test.bench . -test.benchtime 1x -test.timeout 60m)
 	$(call run-bench,webhook,webhook,-test.bench . -test.benchtime 5000x -test.benchmem)
 	$(call run-bench,sdk,sdk/transformer,-test.bench . -test.benchmem)
-	$(call run-bench,datapath,controller/datapath/agent,-test.bench 'DataPath|Authorization' -test.benchtime 500ms)
-	$(call run-bench,noderun,controller/datapath/agent,-test.bench NodeRun -test.benchtime 1x)
+	$(call run-bench,datapath,datapath/agent,-test.bench 'DataPath|Authorization' -test.benchtime 500ms)
+	$(call run-bench,noderun,datapath/agent,-test.bench NodeRun -test.benchtime 1x)
 	@for f in controller webhook sdk datapath noderun; do \
 		printf '\n### %s\n\n```\n' $$f; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; printf '```\n'; \
 	done > $(BENCH_OUT)/bench.md

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 module=github.com/mlkube/mlkube
-forbidden="^$module/(sdk|runtimes|internal/ws|internal/bufpool|controller/datapath)(/|$)"
+forbidden="^$module/(sdk|runtimes|internal/ws|internal/bufpool|datapath)(/|$)"
 bad=$(go list -deps ./cmd/manager | grep -E "$forbidden" || true)
 if [ -n "$bad" ]; then
   echo "verify-deps: cmd/manager links packages it must not (use the contracts in api/wire instead):" >&2
@@ -14,4 +14,4 @@ if [ -n "$bad" ]; then
   echo "verify-deps: see why with: go list -deps -f '{{.ImportPath}}: {{.Imports}}' ./cmd/manager" >&2
   exit 1
 fi
-echo "verify-deps: cmd/manager links none of sdk/, runtimes/, internal/ws, internal/bufpool, controller/datapath"
+echo "verify-deps: cmd/manager links none of sdk/, runtimes/, internal/ws, internal/bufpool, datapath"

@@ -19,7 +19,7 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/webhook/mxjob"
 	"github.com/mlkube/mlkube/webhook/transform"

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/images"
 	"github.com/mlkube/mlkube/runtimes/runtimetest"
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/images"
 )
 
 // TestImageRef: the image the controller injects is the one `make images` builds.

@@ -24,9 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/controller/datapath/agent"
-	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/datapath/agent"
 	"github.com/mlkube/mlkube/internal/access"
 	"github.com/mlkube/mlkube/internal/egress"
 	"github.com/mlkube/mlkube/internal/version"

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mlkube/mlkube/controller/datapath/agent"
+	"github.com/mlkube/mlkube/datapath/agent"
 	"github.com/mlkube/mlkube/internal/egress"
 )
 

@@ -16,7 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/images"
 	"github.com/mlkube/mlkube/runtimes/python"
 	"github.com/mlkube/mlkube/runtimes/runtimetest"
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/images"
 )
 
 // TestImageRef: the image the controller renders for python3.11 is the one `make images` builds.

@@ -19,8 +19,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/controller/manager"
-	"github.com/mlkube/mlkube/controller/scheme"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/webhook/mxjob"
 	"github.com/mlkube/mlkube/webhook/transform"

@@ -24,11 +24,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/controller/scheme"
-	"github.com/mlkube/mlkube/e2e/images"
 	"github.com/mlkube/mlkube/e2e/internal/fixture"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/images"
 	"github.com/mlkube/mlkube/internal/kubetest"
 	"github.com/mlkube/mlkube/internal/loadgen"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mlkube/mlkube/e2e/cluster/kind"
 	"github.com/mlkube/mlkube/e2e/cluster/local"
-	"github.com/mlkube/mlkube/e2e/internal/repo"
+	"github.com/mlkube/mlkube/internal/repo"
 )
 
 // Provider makes and removes one cluster.

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/images"
 )
 
 var echoLabels = map[string]string{"app": "echo"}

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mlkube/mlkube/e2e/cluster"
-	"github.com/mlkube/mlkube/e2e/images"
-	"github.com/mlkube/mlkube/e2e/internal/repo"
+	"github.com/mlkube/mlkube/internal/images"
+	"github.com/mlkube/mlkube/internal/repo"
 )
 
 // SmokeEnv enables TestClusterSmoke: it creates and removes a real cluster (minutes, root).

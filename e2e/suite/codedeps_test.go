@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/e2e/internal/repo"
 	"github.com/mlkube/mlkube/internal/kubetest"
+	"github.com/mlkube/mlkube/internal/repo"
 )
 
 const (

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/e2e/internal/repo"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/repo"
 	"k8s.io/utils/ptr"
 )
 

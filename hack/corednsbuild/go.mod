@@ -2,7 +2,7 @@
 // local cluster's DNS, and the kind node image's registry.k8s.io/coredns/coredns), at the release
 // kubeadm of the pinned Kubernetes deploys (cmd/kubeadm/app/constants CoreDNSVersion), so a
 // newer release on the proxy never changes what is built. Built with -mod=readonly; 'make verify'
-// fails when this file or go.sum is not tidy. e2e/images.CoreDNSVersion must name the same release
+// fails when this file or go.sum is not tidy. internal/images.CoreDNSVersion must name the same release
 // (a test checks it).
 module github.com/mlkube/mlkube/hack/corednsbuild
 

@@ -1,7 +1,7 @@
 // Pins the metrics-server build that hack/metrics-server.sh makes from the module proxy for the e2e
 // clusters (metrics.k8s.io for `kubectl mxjob top` and `kubectl etl metrics`), so a newer release on
 // the proxy never changes what is built. Built with -mod=readonly; 'make verify' fails when this file
-// or go.sum is not tidy. e2e/images.MetricsServerVersion must name the same release (a test checks
+// or go.sum is not tidy. internal/images.MetricsServerVersion must name the same release (a test checks
 // it).
 module github.com/mlkube/mlkube/hack/metricsserverbuild
 

@@ -27,7 +27,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/images"
 )
 
 // config is what one release is.

@@ -8,7 +8,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/images"
 )
 
 func TestChartValuesPinTheReleasedImages(t *testing.T) {

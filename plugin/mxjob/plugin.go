@@ -10,7 +10,7 @@ import (
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/controller/manager"
-	"github.com/mlkube/mlkube/controller/scheme"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 

@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
-	"github.com/mlkube/mlkube/controller/scheme"
 	"github.com/mlkube/mlkube/controller/transformrun"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )

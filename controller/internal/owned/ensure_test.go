@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/api/scheme"
 )
 
 // service is the owner's one Service "j" with the given selector, controlled by controller.

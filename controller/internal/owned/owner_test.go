@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/mlkube/mlkube/controller/scheme"
+	"github.com/mlkube/mlkube/api/scheme"
 )
 
 // owner is a ConfigMap standing in for an MxJob or a Transform: any object can own.

@@ -12,8 +12,8 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/mlkube/mlkube/e2e/images"
-	"github.com/mlkube/mlkube/e2e/internal/repo"
+	"github.com/mlkube/mlkube/internal/images"
+	"github.com/mlkube/mlkube/internal/repo"
 )
 
 // runDir holds sockets and runtime state; see layout.

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mlkube/mlkube/e2e/cluster"
-	"github.com/mlkube/mlkube/e2e/internal/repo"
+	"github.com/mlkube/mlkube/internal/repo"
 )
 
 const usage = "usage: cluster up | down | load-images [tarball...] | kubeconfig"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mlkube/mlkube/e2e/images"
+	"github.com/mlkube/mlkube/internal/images"
 )
 
 func TestSelectSpecs(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/mlkube/mlkube/e2e/internal/repo"
+	"github.com/mlkube/mlkube/internal/repo"
 )
 
 // Builder writes image tarballs into OutDir. Go packages and scripts resolve against Root, the
