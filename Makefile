@@ -8,7 +8,7 @@ TOOLS := $(GO) tool -modfile=hack/tools/go.mod
 GOLANGCI_LINT := $(GO) tool -modfile=hack/tools/lint/go.mod golangci-lint
 CONTROLLER_GEN := $(TOOLS) controller-gen
 # The manager's markers; the node agent's role is generated on its own (target manifests).
-MARKER_PATHS := paths="{./api/...,./controller/certs/...,./controller/manager/...,./controller/mxjob/...,./controller/transform/...,./webhook/...}"
+MARKER_PATHS := paths="{./api/...,./controller/certs/...,./controller/manager/...,./controller/mxjob/...,./controller/transform/...,./controller/transformrun/...,./webhook/...}"
 # Slow builds (Kubernetes binaries, CoreDNS) are cached here, keyed by version.
 export MLKUBE_CACHE ?= $(HOME)/.cache/mlkube
 # A count of executions, not a duration: Go 1.26's fuzz coordinator can fail a target with

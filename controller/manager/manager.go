@@ -42,17 +42,6 @@ import (
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// The TransformRun controller's (controller/transformrun), here among the paths `make manifests`
-// reads: runs, deleted once past their TTL; the Transforms and nodes a run's nodes are chosen
-// from; the agent pods it calls. The agents start and follow runs only for callers whom RBAC lets
-// create their runs API (api/wire/noderuns.go), which this role alone grants: both the prefix
-// wire.NodeRunsPath and every path under it, whichever the agent asks about.
-// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transformruns,verbs=get;list;watch;update;patch;delete
-// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transformruns/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=nodes;pods,verbs=get;list;watch
-// +kubebuilder:rbac:urls=/v1/runs;/v1/runs/*,verbs=create
-
 // Options configure the manager; cmd/manager sets them from flags.
 type Options struct {
 	Namespace      string // where the manager runs: the cert Secret and the leader lease

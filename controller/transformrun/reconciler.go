@@ -31,7 +31,15 @@ import (
 	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
-// Its RBAC markers are in controller/manager/manager.go, among the paths `make manifests` reads.
+// Runs, deleted once past their TTL; the Transforms and nodes a run's nodes are chosen from; the
+// agent pods it calls. The agents start and follow runs only for callers whom RBAC lets create
+// their runs API (api/wire/noderuns.go), which this role alone grants: both the prefix
+// wire.NodeRunsPath and every path under it, whichever the agent asks about.
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transformruns,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transformruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes;pods,verbs=get;list;watch
+// +kubebuilder:rbac:urls=/v1/runs;/v1/runs/*,verbs=create
 
 // Defaults of the Reconciler's timing.
 const (
