@@ -187,8 +187,25 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.Add(reg); err != nil {
 		return nil, err
 	}
+	if err := setupControllers(mgr, opts); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	serving := certs.ServingCheck(watcher, mgr.GetClient(), secret, dnsName)
+	if err := mgr.AddReadyzCheck("webhooks", reg.readyCheck(serving)); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// setupControllers registers the MxJob, Transform and TransformRun controllers. The Transform
+// controller's statistics collector and the TransformRun controller reach the same node agents,
+// with the same token.
+func setupControllers(mgr ctrl.Manager, opts Options) error {
 	if err := (&mxjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller")}).SetupWithManager(mgr, opts.MxJobWorkers); err != nil {
-		return nil, fmt.Errorf("setting up the MxJob controller: %w", err)
+		return fmt.Errorf("setting up the MxJob controller: %w", err)
 	}
 	// The agents' pods are not the manager's to cache; a list per collection is cheap.
 	stats := transform.NewCollector(mgr.GetAPIReader(), opts.AgentNamespace, agentLabels, opts.AgentPort)
@@ -201,7 +218,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller"), Stats: stats,
 		Images: opts.PodImages,
 	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the Transform controller: %w", err)
+		return fmt.Errorf("setting up the Transform controller: %w", err)
 	}
 	runs := &transformrun.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transformrun-controller"),
@@ -212,16 +229,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Poll: opts.RunPoll, Grace: opts.RunAgentGrace,
 	}
 	if err := runs.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the TransformRun controller: %w", err)
+		return fmt.Errorf("setting up the TransformRun controller: %w", err)
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
-	}
-	serving := certs.ServingCheck(watcher, mgr.GetClient(), secret, dnsName)
-	if err := mgr.AddReadyzCheck("webhooks", reg.readyCheck(serving)); err != nil {
-		return nil, err
-	}
-	return mgr, nil
+	return nil
 }
 
 func metricsFilter(secure bool) func(*rest.Config, *http.Client) (metricsserver.Filter, error) {
