@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
@@ -29,7 +28,9 @@ type plan struct {
 }
 
 // computePlan decides one reconcile from the job, the pods and Services it owns, and the time.
-// It is a pure function: every run policy is decided here.
+// It is a pure function: every policy is decided here, each by the file named for its spec field
+// (restart_policy.go, backoff_limit.go, active_deadline.go, success_policy.go, suspend.go,
+// clean_pod_policy.go, ttl_after_finished.go).
 func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Service, now time.Time) plan {
 	p := plan{status: *job.Status.DeepCopy()}
 	st := &p.status
@@ -47,13 +48,11 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 		return p
 	}
 	setCondition(st, v1beta1.ConditionCreated, true, "MxJobCreated", "the job was accepted", now)
-	if job.Spec.RunPolicy.Suspend != nil && *job.Spec.RunPolicy.Suspend {
+	if suspended(job) {
 		suspend(pods, &p, now)
 		return p
 	}
-	if meta.IsStatusConditionTrue(st.Conditions, v1beta1.ConditionSuspended) {
-		setCondition(st, v1beta1.ConditionSuspended, false, "Resumed", "the job was resumed", now)
-	}
+	resume(st, now)
 	if st.StartTime == nil {
 		st.StartTime = &metav1.Time{Time: now}
 	}
@@ -107,23 +106,22 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 	pruneRestartingPods(st, pods)
 
 	overLimit, overLimitWhy := backoffLimitExceeded(job, st.Restarts+liveRestarts)
-	deadline, hasDeadline := activeDeadline(job, st.StartTime.Time)
+	overDeadline, overDeadlineWhy, deadlineLeft := activeDeadline(job, st.StartTime.Time, now)
 	switch {
 	case failure != "":
 		finish(job, &p, false, "ReplicaFailed", failure, now)
 	case overLimit:
 		finish(job, &p, false, "BackoffLimitExceeded", overLimitWhy, now)
-	case hasDeadline && !now.Before(deadline):
-		finish(job, &p, false, "DeadlineExceeded", fmt.Sprintf(
-			"the job ran longer than runPolicy.activeDeadlineSeconds (%ds)", *job.Spec.RunPolicy.ActiveDeadlineSeconds), now)
+	case overDeadline:
+		finish(job, &p, false, "DeadlineExceeded", overDeadlineWhy, now)
 	default:
 		if ok, why := succeeded(job, counts); ok {
 			finish(job, &p, true, "Succeeded", why, now)
 			break
 		}
 		running(st, pending, restarting, now)
-		if hasDeadline {
-			p.requeue(deadline.Sub(now))
+		if deadlineLeft > 0 {
+			p.requeue(deadlineLeft)
 		}
 	}
 	if finished(st) {

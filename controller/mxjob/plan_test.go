@@ -73,239 +73,51 @@ func services(job *v1beta1.MxJob) []corev1.Service {
 	return out
 }
 
-func TestComputePlan(t *testing.T) {
-	dist := func() *v1beta1.MxJob { return defaulted(builders.MxJob("j").Dist(1, 2)) }
-	local := func() *v1beta1.MxJob { return defaulted(builders.MxJob("j").Local()) }
-	withPolicy := func(p v1beta1.RestartPolicy) *v1beta1.MxJob {
-		return defaulted(builders.MxJob("j").Dist(1, 2).EditReplica(2, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = p }))
-	}
-	running := func(job *v1beta1.MxJob, except ...string) []corev1.Pod {
-		var pods []corev1.Pod
-		for _, r := range replicasOf(job) {
-			if !strings.Contains(strings.Join(except, ","), r.String()) {
-				pods = append(pods, pod(job, r.String(), corev1.PodRunning))
-			}
+// distJob is a dist job of one server and two workers, localJob a local one, as stored.
+func distJob() *v1beta1.MxJob  { return defaulted(builders.MxJob("j").Dist(1, 2)) }
+func localJob() *v1beta1.MxJob { return defaulted(builders.MxJob("j").Local()) }
+
+// withRestartPolicy is distJob with its workers under restartPolicy p.
+func withRestartPolicy(p v1beta1.RestartPolicy) *v1beta1.MxJob {
+	return defaulted(builders.MxJob("j").Dist(1, 2).EditReplica(2, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = p }))
+}
+
+// runningPods are the job's pods, every one running, but for the replicas named in except.
+func runningPods(job *v1beta1.MxJob, except ...string) []corev1.Pod {
+	var pods []corev1.Pod
+	for _, r := range replicasOf(job) {
+		if !strings.Contains(strings.Join(except, ","), r.String()) {
+			pods = append(pods, pod(job, r.String(), corev1.PodRunning))
 		}
-		return pods
 	}
-	type want struct {
-		createPods, deletePods []string
-		state                  v1beta1.State
-		phase                  v1beta1.Phase
-		lastCondition          string
-		reason                 string
-		restarts               int32
-		requeue                time.Duration
-		deleteJob              bool
-	}
-	cases := map[string]struct {
-		job      *v1beta1.MxJob
-		pods     []corev1.Pod
-		noSvc    bool
-		want     want
-		wantMore func(*testing.T, plan)
-	}{
-		"a new job creates every pod and Service": {
-			job: dist(), noSvc: true,
-			want: want{createPods: []string{"scheduler-0", "server-0", "worker-0", "worker-1"}, state: v1beta1.StateRunning,
-				phase: v1beta1.PhaseCreating, lastCondition: "Created"},
-			wantMore: func(t *testing.T, p plan) {
-				if len(p.createServices) != 4 || p.status.StartTime == nil {
-					t.Errorf("services %v start %v; want 4 Services and a start time", p.createServices, p.status.StartTime)
-				}
-			},
-		},
-		"every pod running": {
-			job: started(dist(), time.Minute), pods: running(dist()),
-			want: want{state: v1beta1.StateRunning, phase: v1beta1.PhaseRunning, lastCondition: "Running"},
-		},
-		"a worker-only job is not done at once": {
-			job: local(), pods: nil,
-			want: want{createPods: []string{"worker-0"}, state: v1beta1.StateRunning, phase: v1beta1.PhaseCreating, lastCondition: "Created"},
-		},
-		"local: the worker succeeded": {
-			job: started(local(), time.Minute), pods: []corev1.Pod{pod(local(), "worker-0", corev1.PodSucceeded, exited(0, 0))},
-			want: want{state: v1beta1.StateSucceeded, phase: v1beta1.PhaseDone, lastCondition: "Succeeded", reason: "the worker succeeded"},
-		},
-		"dist: the scheduler succeeded": {
-			job:  started(dist(), time.Minute),
-			pods: append(running(dist(), "scheduler-0"), pod(dist(), "scheduler-0", corev1.PodSucceeded)),
-			want: want{state: v1beta1.StateSucceeded, phase: v1beta1.PhaseDone, lastCondition: "Succeeded", reason: "the scheduler succeeded"},
-		},
-		"AllWorkers: the scheduler's success is not enough": {
-			job: func() *v1beta1.MxJob {
-				j := started(dist(), time.Minute)
-				j.Spec.SuccessPolicy = v1beta1.SuccessPolicyAllWorkers
-				return j
-			}(),
-			pods: append(running(dist(), "scheduler-0", "worker-0"), pod(dist(), "scheduler-0", corev1.PodSucceeded), pod(dist(), "worker-0", corev1.PodSucceeded)),
-			want: want{state: v1beta1.StateRunning, phase: v1beta1.PhaseRunning, lastCondition: "Running"},
-		},
-		"AllWorkers: every worker succeeded": {
-			job: func() *v1beta1.MxJob {
-				j := started(dist(), time.Minute)
-				j.Spec.SuccessPolicy = v1beta1.SuccessPolicyAllWorkers
-				return j
-			}(),
-			pods: append(running(dist(), "worker-0", "worker-1"), pod(dist(), "worker-0", corev1.PodSucceeded), pod(dist(), "worker-1", corev1.PodSucceeded)),
-			want: want{state: v1beta1.StateSucceeded, phase: v1beta1.PhaseDone, lastCondition: "Succeeded", reason: "all 2 workers succeeded"},
-		},
-		"Never: a failed worker fails the job, even beside a succeeded scheduler": {
-			job:  started(dist(), time.Minute),
-			pods: append(running(dist(), "scheduler-0", "worker-1"), pod(dist(), "scheduler-0", corev1.PodSucceeded), pod(dist(), "worker-1", corev1.PodFailed, exited(1, 0))),
-			want: want{state: v1beta1.StateFailed, phase: v1beta1.PhaseFailed, lastCondition: "Failed", reason: "worker-1 failed: exit code 1 under restartPolicy Never"},
-		},
-		"ExitCode: 1-127 is permanent": {
-			job:  started(withPolicy(v1beta1.RestartPolicyExitCode), time.Minute),
-			pods: append(running(dist(), "worker-0"), pod(dist(), "worker-0", corev1.PodFailed, exited(3, 0))),
-			want: want{state: v1beta1.StateFailed, phase: v1beta1.PhaseFailed, lastCondition: "Failed", reason: "worker-0 failed: exit code 3 is permanent"},
-		},
-		"ExitCode: 137 is counted and waits out its backoff": {
-			job:  started(withPolicy(v1beta1.RestartPolicyExitCode), time.Minute),
-			pods: append(running(dist(), "worker-0"), pod(dist(), "worker-0", corev1.PodFailed, exited(137, time.Second))),
-			want: want{state: v1beta1.StateRunning, phase: v1beta1.PhaseRunning, lastCondition: "Running", restarts: 1, requeue: 4 * time.Second},
-			wantMore: func(t *testing.T, p plan) {
-				if !meta.IsStatusConditionTrue(p.status.Conditions, v1beta1.ConditionRestarting) {
-					t.Error("want Restarting=True")
-				}
-				if diff := cmp.Diff([]string{"uid-worker-0"}, p.status.RestartingPods); diff != "" {
-					t.Errorf("restartingPods (-want +got):\n%s", diff)
-				}
-			},
-		},
-		"ExitCode: after its backoff the failed pod is deleted, counted once": {
-			job: func() *v1beta1.MxJob {
-				j := started(withPolicy(v1beta1.RestartPolicyExitCode), time.Minute)
-				j.Status.Restarts, j.Status.RestartingPods = 1, []string{"uid-worker-0"}
-				return j
-			}(),
-			pods: append(running(dist(), "worker-0"), pod(dist(), "worker-0", corev1.PodFailed, exited(137, 6*time.Second))),
-			want: want{deletePods: []string{"j-worker-0"}, state: v1beta1.StateRunning, phase: v1beta1.PhaseRunning, lastCondition: "Running", restarts: 1},
-		},
-		"a counted pod that is gone is forgotten, its replacement created": {
-			job: func() *v1beta1.MxJob {
-				j := started(withPolicy(v1beta1.RestartPolicyExitCode), time.Minute)
-				j.Status.Restarts, j.Status.RestartingPods = 1, []string{"uid-worker-0"}
-				return j
-			}(),
-			pods: running(dist(), "worker-0"),
-			want: want{createPods: []string{"worker-0"}, state: v1beta1.StateRunning, phase: v1beta1.PhaseCreating, lastCondition: "Created", restarts: 1},
-			wantMore: func(t *testing.T, p plan) {
-				if p.status.RestartingPods != nil {
-					t.Errorf("restartingPods %v; want none", p.status.RestartingPods)
-				}
-			},
-		},
-		"backoffLimit: recreations beyond it fail the job": {
-			job: func() *v1beta1.MxJob {
-				j := started(withPolicy(v1beta1.RestartPolicyExitCode), time.Minute)
-				j.Spec.RunPolicy.BackoffLimit = ptrTo[int32](1)
-				j.Status.Restarts, j.Status.RestartingPods = 1, []string{"uid-old"}
-				return j
-			}(),
-			pods: append(running(dist(), "worker-1"), pod(dist(), "worker-1", corev1.PodFailed, exited(137, 0))),
-			want: want{state: v1beta1.StateFailed, phase: v1beta1.PhaseFailed, lastCondition: "Failed", restarts: 2, reason: "2 restarts exceed runPolicy.backoffLimit 1"},
-		},
-		"backoffLimit: in-place container restarts count too": {
-			job: func() *v1beta1.MxJob {
-				j := started(withPolicy(v1beta1.RestartPolicyOnFailure), time.Minute)
-				j.Spec.RunPolicy.BackoffLimit = ptrTo[int32](2)
-				return j
-			}(),
-			pods: append(running(dist(), "worker-1"), pod(dist(), "worker-1", corev1.PodRunning, restarted(3))),
-			want: want{state: v1beta1.StateFailed, phase: v1beta1.PhaseFailed, lastCondition: "Failed", reason: "3 restarts exceed runPolicy.backoffLimit 2"},
-		},
-		"activeDeadlineSeconds passed": {
-			job: func() *v1beta1.MxJob {
-				j := started(dist(), 100*time.Second)
-				j.Spec.RunPolicy.ActiveDeadlineSeconds = ptrTo[int64](60)
-				return j
-			}(),
-			pods: running(dist()),
-			want: want{state: v1beta1.StateFailed, phase: v1beta1.PhaseFailed, lastCondition: "Failed", reason: "longer than runPolicy.activeDeadlineSeconds (60s)"},
-		},
-		"activeDeadlineSeconds not yet: requeue for it": {
-			job: func() *v1beta1.MxJob {
-				j := started(dist(), 10*time.Second)
-				j.Spec.RunPolicy.ActiveDeadlineSeconds = ptrTo[int64](60)
-				return j
-			}(),
-			pods: running(dist()),
-			want: want{state: v1beta1.StateRunning, phase: v1beta1.PhaseRunning, lastCondition: "Running", requeue: 50 * time.Second},
-		},
-		"a finished job never recreates a pod deleted by hand": {
-			job:  done(started(dist(), time.Minute), v1beta1.ConditionSucceeded, time.Second),
-			pods: []corev1.Pod{pod(dist(), "scheduler-0", corev1.PodSucceeded)},
-			want: want{state: v1beta1.StateSucceeded, phase: v1beta1.PhaseDone, lastCondition: "Succeeded"},
-		},
-		"cleanPodPolicy Running deletes what still runs": {
-			job:  done(started(dist(), time.Minute), v1beta1.ConditionSucceeded, time.Second),
-			pods: append(running(dist(), "scheduler-0"), pod(dist(), "scheduler-0", corev1.PodSucceeded)),
-			want: want{deletePods: []string{"j-server-0", "j-worker-0", "j-worker-1"}, state: v1beta1.StateSucceeded, phase: v1beta1.PhaseCleanUp, lastCondition: "Succeeded"},
-		},
-		"cleanPodPolicy All deletes every pod": {
-			job: func() *v1beta1.MxJob {
-				j := done(started(dist(), time.Minute), v1beta1.ConditionFailed, time.Second)
-				j.Spec.RunPolicy.CleanPodPolicy = v1beta1.CleanPodPolicyAll
-				return j
-			}(),
-			pods: append(running(dist(), "scheduler-0"), pod(dist(), "scheduler-0", corev1.PodSucceeded)),
-			want: want{deletePods: []string{"j-server-0", "j-worker-0", "j-worker-1", "j-scheduler-0"}, state: v1beta1.StateFailed, phase: v1beta1.PhaseCleanUp, lastCondition: "Failed"},
-		},
-		"cleanPodPolicy None keeps them": {
-			job: func() *v1beta1.MxJob {
-				j := done(started(dist(), time.Minute), v1beta1.ConditionSucceeded, time.Second)
-				j.Spec.RunPolicy.CleanPodPolicy = v1beta1.CleanPodPolicyNone
-				return j
-			}(),
-			pods: running(dist()),
-			want: want{state: v1beta1.StateSucceeded, phase: v1beta1.PhaseDone, lastCondition: "Succeeded"},
-		},
-		"ttlSecondsAfterFinished passed deletes the job": {
-			job: func() *v1beta1.MxJob {
-				j := done(started(dist(), time.Minute), v1beta1.ConditionSucceeded, 100*time.Second)
-				j.Spec.RunPolicy.TTLSecondsAfterFinished = ptrTo[int32](60)
-				return j
-			}(),
-			want: want{state: v1beta1.StateSucceeded, phase: v1beta1.PhaseDone, lastCondition: "Succeeded", deleteJob: true},
-		},
-		"ttlSecondsAfterFinished not yet: requeue for it": {
-			job: func() *v1beta1.MxJob {
-				j := done(started(dist(), time.Minute), v1beta1.ConditionSucceeded, 10*time.Second)
-				j.Spec.RunPolicy.TTLSecondsAfterFinished = ptrTo[int32](60)
-				return j
-			}(),
-			want: want{state: v1beta1.StateSucceeded, phase: v1beta1.PhaseDone, lastCondition: "Succeeded", requeue: 50 * time.Second},
-		},
-		"suspend deletes the pods": {
-			job: func() *v1beta1.MxJob {
-				j := started(dist(), time.Minute)
-				j.Spec.RunPolicy.Suspend = ptrTo(true)
-				return j
-			}(),
-			pods: running(dist()),
-			want: want{deletePods: []string{"j-scheduler-0", "j-server-0", "j-worker-0", "j-worker-1"}, state: v1beta1.StateSuspended, phase: v1beta1.PhaseCreating, lastCondition: "Suspended"},
-			wantMore: func(t *testing.T, p plan) {
-				if p.status.StartTime != nil {
-					t.Error("a suspended job keeps its start time; activeDeadlineSeconds would count the pause")
-				}
-			},
-		},
-		"resume recreates the pods": {
-			job: func() *v1beta1.MxJob {
-				j := started(dist(), time.Minute)
-				j.Status.StartTime = nil
-				meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: v1beta1.ConditionSuspended, Status: metav1.ConditionTrue, Reason: "Suspended"})
-				return j
-			}(),
-			want: want{createPods: []string{"scheduler-0", "server-0", "worker-0", "worker-1"}, state: v1beta1.StateRunning, phase: v1beta1.PhaseCreating, lastCondition: "Suspended"},
-			wantMore: func(t *testing.T, p plan) {
-				if meta.IsStatusConditionTrue(p.status.Conditions, v1beta1.ConditionSuspended) || p.status.StartTime == nil {
-					t.Error("want Suspended=False and a fresh start time")
-				}
-			},
-		},
-	}
+	return pods
+}
+
+// planWant is what a test checks of a plan; reason need only be contained in status.reason.
+type planWant struct {
+	createPods, deletePods []string
+	state                  v1beta1.State
+	phase                  v1beta1.Phase
+	lastCondition          string
+	reason                 string
+	restarts               int32
+	requeue                time.Duration
+	deleteJob              bool
+}
+
+// planCase is one reconcile's inputs (the job's Services unless noSvc) and its plan's wants.
+type planCase struct {
+	job      *v1beta1.MxJob
+	pods     []corev1.Pod
+	noSvc    bool
+	want     planWant
+	wantMore func(*testing.T, plan)
+}
+
+// testPlans runs each case through computePlan: each policy's tests drive it as the reconciler
+// does, and every plan is also held to what any finished job must show.
+func testPlans(t *testing.T, cases map[string]planCase) {
+	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			svcs := services(tc.job)
@@ -313,7 +125,7 @@ func TestComputePlan(t *testing.T) {
 				svcs = nil
 			}
 			p := computePlan(tc.job, tc.pods, svcs, now)
-			got := want{
+			got := planWant{
 				state: p.status.State, phase: p.status.Phase, restarts: p.status.Restarts,
 				requeue: p.requeueAfter, deleteJob: p.deleteJob,
 			}
@@ -330,7 +142,7 @@ func TestComputePlan(t *testing.T) {
 				t.Errorf("reason %q does not contain %q", p.status.Reason, tc.want.reason)
 			}
 			got.reason = tc.want.reason
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(planWant{})); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 			if finished(&p.status) {
@@ -349,4 +161,34 @@ func TestComputePlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestComputePlan holds what no single policy decides: creating the replicas, running, and a
+// finished job staying finished. Each policy's cases are in its own file's test.
+func TestComputePlan(t *testing.T) {
+	testPlans(t, map[string]planCase{
+		"a new job creates every pod and Service": {
+			job: distJob(), noSvc: true,
+			want: planWant{createPods: []string{"scheduler-0", "server-0", "worker-0", "worker-1"}, state: v1beta1.StateRunning,
+				phase: v1beta1.PhaseCreating, lastCondition: "Created"},
+			wantMore: func(t *testing.T, p plan) {
+				if len(p.createServices) != 4 || p.status.StartTime == nil {
+					t.Errorf("services %v start %v; want 4 Services and a start time", p.createServices, p.status.StartTime)
+				}
+			},
+		},
+		"every pod running": {
+			job: started(distJob(), time.Minute), pods: runningPods(distJob()),
+			want: planWant{state: v1beta1.StateRunning, phase: v1beta1.PhaseRunning, lastCondition: "Running"},
+		},
+		"a worker-only job is not done at once": {
+			job: localJob(), pods: nil,
+			want: planWant{createPods: []string{"worker-0"}, state: v1beta1.StateRunning, phase: v1beta1.PhaseCreating, lastCondition: "Created"},
+		},
+		"a finished job never recreates a pod deleted by hand": {
+			job:  done(started(distJob(), time.Minute), v1beta1.ConditionSucceeded, time.Second),
+			pods: []corev1.Pod{pod(distJob(), "scheduler-0", corev1.PodSucceeded)},
+			want: planWant{state: v1beta1.StateSucceeded, phase: v1beta1.PhaseDone, lastCondition: "Succeeded"},
+		},
+	})
 }

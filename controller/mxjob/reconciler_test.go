@@ -194,7 +194,3 @@ func TestRetriedPodIsNotDeletedBeforeItsCountIsStored(t *testing.T) {
 		t.Errorf("restarts %d after %d deletes; want 1 and 1", got.Status.Restarts, c.deletes)
 	}
 }
-
-func withRestartPolicy(p v1beta1.RestartPolicy) *v1beta1.MxJob {
-	return defaulted(builders.MxJob("j").Dist(1, 2).EditReplica(2, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = p }))
-}

@@ -11,8 +11,44 @@ import (
 	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
-// retryFailedPod counts a failed pod once, then deletes it (to be recreated) once its backoff
-// has passed.
+// permanentFailure applies a replica's restartPolicy p to its failed pod: whether the failure
+// fails the job, and why.
+func permanentFailure(p v1beta1.RestartPolicy, code int32) (bool, string) {
+	switch p {
+	case v1beta1.RestartPolicyExitCode:
+		// 1-127 is the program's own verdict; 128+ is a signal (OOM kill, preemption): retry.
+		if code >= 1 && code <= 127 {
+			return true, fmt.Sprintf("exit code %d is permanent under restartPolicy ExitCode (1-127)", code)
+		}
+		return false, ""
+	case v1beta1.RestartPolicyOnFailure, v1beta1.RestartPolicyAlways:
+		return false, "" // the pod itself failed (eviction, node loss): recreate it
+	default:
+		return true, fmt.Sprintf("exit code %d under restartPolicy Never", code)
+	}
+}
+
+// exitCode is the exit code that failed the pod: the mxnet container's, else the first non-zero
+// one; -1 when no container terminated (the pod was evicted or its node lost).
+func exitCode(pod *corev1.Pod) int32 {
+	code := int32(-1)
+	for _, cs := range pod.Status.ContainerStatuses {
+		t := cs.State.Terminated
+		if t == nil {
+			continue
+		}
+		if cs.Name == v1beta1.DefaultContainerName {
+			return t.ExitCode
+		}
+		if code == -1 && t.ExitCode != 0 {
+			code = t.ExitCode
+		}
+	}
+	return code
+}
+
+// retryFailedPod recreates a pod whose failure its restartPolicy retries: it counts the pod once,
+// then deletes it (to be recreated) once its backoff has passed.
 func retryFailedPod(pod *corev1.Pod, r replica, code int32, p *plan, now time.Time) {
 	st := &p.status
 	uid := string(pod.UID)

@@ -47,9 +47,7 @@ func finish(job *v1beta1.MxJob, p *plan, success bool, reason, message string, n
 		st.State, st.Phase = v1beta1.StateFailed, v1beta1.PhaseFailed
 		setCondition(st, v1beta1.ConditionFailed, true, reason, message, now)
 	}
-	if job.Spec.RunPolicy.TTLSecondsAfterFinished != nil {
-		p.requeue(time.Duration(*job.Spec.RunPolicy.TTLSecondsAfterFinished) * time.Second)
-	}
+	requeueForTTL(job, p)
 }
 
 func finished(st *v1beta1.MxJobStatus) bool {

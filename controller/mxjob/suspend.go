@@ -9,6 +9,11 @@ import (
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 )
 
+// suspended: runPolicy.suspend is set.
+func suspended(job *v1beta1.MxJob) bool {
+	return job.Spec.RunPolicy.Suspend != nil && *job.Spec.RunPolicy.Suspend
+}
+
 // suspend deletes every pod of a suspended job. Start time is cleared so that
 // activeDeadlineSeconds counts from the resume, as it does for Kubernetes Jobs.
 func suspend(pods []corev1.Pod, p *plan, now time.Time) {
@@ -26,4 +31,12 @@ func suspend(pods []corev1.Pod, p *plan, now time.Time) {
 		setCondition(st, v1beta1.ConditionRunning, false, "Suspended", "the job is suspended", now)
 	}
 	setCondition(st, v1beta1.ConditionSuspended, true, "Suspended", "runPolicy.suspend is true; the job's pods are deleted", now)
+}
+
+// resume turns Suspended False once runPolicy.suspend is unset, rather than dropping it, so that
+// its transition time marks the resume; the pods are then recreated as for a new job.
+func resume(st *v1beta1.MxJobStatus, now time.Time) {
+	if meta.IsStatusConditionTrue(st.Conditions, v1beta1.ConditionSuspended) {
+		setCondition(st, v1beta1.ConditionSuspended, false, "Resumed", "the job was resumed", now)
+	}
 }

@@ -20,3 +20,11 @@ func ttlAfterFinished(job *v1beta1.MxJob, p *plan, now time.Time) {
 	}
 	p.requeue(expiry.Sub(now))
 }
+
+// requeueForTTL brings a job that finishes in this reconcile back once its TTL has passed. Its
+// deletion waits for that later reconcile (ttlAfterFinished), when the cache shows it finished.
+func requeueForTTL(job *v1beta1.MxJob, p *plan) {
+	if ttl := job.Spec.RunPolicy.TTLSecondsAfterFinished; ttl != nil {
+		p.requeue(time.Duration(*ttl) * time.Second)
+	}
+}
