@@ -3,7 +3,6 @@ package transform
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +22,9 @@ type plan struct {
 }
 
 // computePlan decides one reconcile from the Transform, the cluster's nodes, its pods and the
-// time: a pure function, where every lifecycle rule lives.
+// time: a pure function, where every lifecycle rule is decided, each policy by the file named for
+// its spec field (stopped.go, failure_policy.go, init_timeout.go; nodeSelector and tolerations
+// in eligible_nodes.go).
 func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, reports map[string]wire.StatsReport, now time.Time) plan {
 	p := plan{status: *t.Status.DeepCopy()}
 	st := &p.status
@@ -35,26 +36,12 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	for i := range pods {
 		podOn[pods[i].Annotations[LabelNode]] = &pods[i]
 	}
-	deleteAll := func() {
-		// Every pod goes, once: those already planned (their node left) are among them.
-		p.deletePods = nil
-		for i := range pods {
-			if pods[i].DeletionTimestamp == nil {
-				p.deletePods = append(p.deletePods, &pods[i])
-			}
-		}
-		st.Nodes, st.NodesReady = nil, ""
-	}
-
 	switch {
 	case t.Spec.Stopped:
-		deleteAll()
-		setStage(st, v1alpha1.StageStopped, "Stopped", "spec.stopped is true; the transformer pods are deleted", now)
-		st.ObservedGeneration = t.Generation
+		stop(t, pods, &p, now)
 		return p
-	case st.Stage == v1alpha1.StageAborted && st.ObservedGeneration == t.Generation:
-		// Aborted stays aborted until the spec changes (kubectl etl stop, then start).
-		deleteAll()
+	case stillAborted(t):
+		p.deleteEveryPod(pods)
 		return p
 	}
 	st.ObservedGeneration = t.Generation
@@ -88,7 +75,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		if ns.Ready {
 			ready++
 		}
-		if why := podFailure(pod, t.Spec.InitTimeout, now); why != "" && pod.DeletionTimestamp == nil {
+		if why := podFailure(pod, initTimeout(t), now); why != "" && pod.DeletionTimestamp == nil {
 			msg := fmt.Sprintf("node %s: %s", node, why)
 			failures = append(failures, msg)
 			p.events = append(p.events, owned.Event{Warning: true, Reason: "TransformerFailed", Message: msg})
@@ -106,9 +93,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 
 	switch {
 	case len(failures) > 0 && t.Spec.FailurePolicy != v1alpha1.FailureRestart:
-		deleteAll()
-		setStage(st, v1alpha1.StageAborted, "TransformerFailed", strings.Join(failures, "; "), now)
-		p.createOn, p.requeueAfter = nil, 0
+		abort(pods, &p, failures, now)
 	case len(eligible) > 0 && ready == len(eligible):
 		setStage(st, v1alpha1.StageRunning, "AllTransformersReady", fmt.Sprintf("transformers ready on %d nodes", ready), now)
 	case len(eligible) == 0:
@@ -117,6 +102,18 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		setStage(st, v1alpha1.StageInitializing, "Initializing", fmt.Sprintf("transformers ready on %d of %d nodes", ready, len(eligible)), now)
 	}
 	return p
+}
+
+// deleteEveryPod plans the deletion of every pod not already going, once: pods already planned
+// (their node left) are among them. With no pod left, no node has a transformer to report.
+func (p *plan) deleteEveryPod(pods []corev1.Pod) {
+	p.deletePods = nil
+	for i := range pods {
+		if pods[i].DeletionTimestamp == nil {
+			p.deletePods = append(p.deletePods, &pods[i])
+		}
+	}
+	p.status.Nodes, p.status.NodesReady = nil, ""
 }
 
 // requeue asks for a reconcile after the delay, unless one comes sooner already.

@@ -58,133 +58,84 @@ func exited(code int32, ago time.Duration) func(*corev1.Pod) {
 	}
 }
 
-func TestComputePlan(t *testing.T) {
-	echo := func() *v1alpha1.Transform {
-		return defaulted(builders.Transform("echo").Runtime("mlkube/transformer-echo:dev"))
-	}
-	restart := func() *v1alpha1.Transform {
-		tr := echo()
-		tr.Spec.FailurePolicy = v1alpha1.FailureRestart
-		return tr
-	}
-	two := []corev1.Node{node("node-1"), node("node-2")}
-	type want struct {
-		stage      v1alpha1.Stage
-		createOn   []string
-		deletePods []string
-		nodesReady string
-		reason     string
-		requeue    time.Duration
-	}
-	cases := map[string]struct {
-		tr    *v1alpha1.Transform
-		nodes []corev1.Node
-		pods  []corev1.Pod
-		want  want
-	}{
-		"one pod per node": {
-			tr: echo(), nodes: two,
-			want: want{stage: v1alpha1.StageInitializing, createOn: []string{"node-1", "node-2"}, nodesReady: "0/2", reason: "ready on 0 of 2"},
-		},
-		"node selector and taints pick the nodes": {
-			tr: func() *v1alpha1.Transform {
-				tr := echo()
-				tr.Spec.NodeSelector = map[string]string{"disk": "ssd"}
-				return tr
-			}(),
-			nodes: []corev1.Node{
-				node("node-1", func(n *corev1.Node) { n.Labels["disk"] = "ssd" }),
-				node("node-2"),
-				node("node-3", func(n *corev1.Node) {
-					n.Labels["disk"] = "ssd"
-					n.Spec.Taints = []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}
-				}),
-				node("node-4", func(n *corev1.Node) { n.Labels["disk"], n.Spec.Unschedulable = "ssd", true }),
-			},
-			want: want{stage: v1alpha1.StageInitializing, createOn: []string{"node-1"}, nodesReady: "0/1", reason: "ready on 0 of 1"},
-		},
-		"every transformer ready": {
-			tr: echo(), nodes: two, pods: []corev1.Pod{tpod(echo(), "node-1", time.Minute, true), tpod(echo(), "node-2", time.Minute, true)},
-			want: want{stage: v1alpha1.StageRunning, nodesReady: "2/2", reason: "ready on 2 nodes"},
-		},
-		"still starting: requeue at the init timeout": {
-			tr: echo(), nodes: two, pods: []corev1.Pod{tpod(echo(), "node-1", 5*time.Second, true), tpod(echo(), "node-2", 5*time.Second, false)},
-			want: want{stage: v1alpha1.StageInitializing, nodesReady: "1/2", reason: "ready on 1 of 2", requeue: 40 * time.Second},
-		},
-		"Abort: not ready within initTimeout aborts and deletes every pod": {
-			tr: echo(), nodes: two, pods: []corev1.Pod{tpod(echo(), "node-1", time.Minute, true), tpod(echo(), "node-2", time.Minute, false)},
-			want: want{stage: v1alpha1.StageAborted, deletePods: []string{"node-1", "node-2"}, reason: "node node-2: transformer not ready within spec.initTimeout (45s)"},
-		},
-		"Abort: a transformer that exits aborts": {
-			tr: echo(), nodes: two, pods: []corev1.Pod{tpod(echo(), "node-1", time.Minute, true), tpod(echo(), "node-2", time.Minute, false, exited(2, time.Second))},
-			want: want{stage: v1alpha1.StageAborted, deletePods: []string{"node-1", "node-2"}, reason: "node node-2: transformer container exited with code 2"},
-		},
-		"Aborted stays aborted for the same generation": {
-			tr: func() *v1alpha1.Transform {
-				tr := echo()
-				tr.Status.Stage, tr.Status.ObservedGeneration = v1alpha1.StageAborted, 1
-				return tr
-			}(),
-			nodes: two,
-			want:  want{stage: v1alpha1.StageAborted},
-		},
-		"a new generation retries an aborted Transform": {
-			tr: func() *v1alpha1.Transform {
-				tr := echo()
-				tr.Status.Stage, tr.Status.ObservedGeneration, tr.Generation = v1alpha1.StageAborted, 1, 3
-				return tr
-			}(),
-			nodes: two,
-			want:  want{stage: v1alpha1.StageInitializing, createOn: []string{"node-1", "node-2"}, nodesReady: "0/2", reason: "ready on 0 of 2"},
-		},
-		"Restart: a failed transformer waits out its backoff": {
-			tr: restart(), nodes: two, pods: []corev1.Pod{tpod(restart(), "node-1", time.Minute, true), tpod(restart(), "node-2", time.Minute, false, exited(2, 2*time.Second))},
-			want: want{stage: v1alpha1.StageInitializing, nodesReady: "1/2", reason: "ready on 1 of 2", requeue: 3 * time.Second},
-		},
-		"Restart: then it is replaced": {
-			tr: restart(), nodes: two, pods: []corev1.Pod{tpod(restart(), "node-1", time.Minute, true), tpod(restart(), "node-2", time.Minute, false, exited(2, 10*time.Second))},
-			want: want{stage: v1alpha1.StageInitializing, deletePods: []string{"node-2"}, nodesReady: "1/2", reason: "ready on 1 of 2"},
-		},
-		"stop deletes the pods": {
-			tr: func() *v1alpha1.Transform {
-				tr := echo()
-				tr.Spec.Stopped = true
-				return tr
-			}(),
-			nodes: two, pods: []corev1.Pod{tpod(echo(), "node-1", time.Minute, true), tpod(echo(), "node-2", time.Minute, true)},
-			want: want{stage: v1alpha1.StageStopped, deletePods: []string{"node-1", "node-2"}, reason: "spec.stopped is true"},
-		},
-		"a node that left loses its pod; one that joined gets one": {
-			tr: func() *v1alpha1.Transform {
-				tr := echo()
-				tr.Status.Stage = v1alpha1.StageRunning
-				tr.Status.Nodes = []v1alpha1.NodeStatus{{Node: "node-1"}, {Node: "node-2"}}
-				return tr
-			}(),
-			nodes: []corev1.Node{node("node-1"), node("node-3")},
-			pods:  []corev1.Pod{tpod(echo(), "node-1", time.Minute, true), tpod(echo(), "node-2", time.Minute, true)},
-			want:  want{stage: v1alpha1.StageInitializing, createOn: []string{"node-3"}, deletePods: []string{"node-2"}, nodesReady: "1/2", reason: "ready on 1 of 2"},
-		},
-		"no eligible node": {
-			tr: echo(), nodes: []corev1.Node{node("node-1", func(n *corev1.Node) { n.Spec.Unschedulable = true })},
-			want: want{stage: v1alpha1.StageInitializing, nodesReady: "0/0", reason: "no schedulable node"},
-		},
-	}
+// echoTransform is a runtime Transform as stored; restartingTransform is one under
+// failurePolicy Restart.
+func echoTransform() *v1alpha1.Transform {
+	return defaulted(builders.Transform("echo").Runtime("mlkube/transformer-echo:dev"))
+}
+
+func restartingTransform() *v1alpha1.Transform {
+	tr := echoTransform()
+	tr.Spec.FailurePolicy = v1alpha1.FailureRestart
+	return tr
+}
+
+func twoNodes() []corev1.Node { return []corev1.Node{node("node-1"), node("node-2")} }
+
+// planWant is what a test checks of a plan; reason need only be contained in status.reason, and
+// deletePods are named by their nodes.
+type planWant struct {
+	stage      v1alpha1.Stage
+	createOn   []string
+	deletePods []string
+	nodesReady string
+	reason     string
+	requeue    time.Duration
+}
+
+// planCase is one reconcile's inputs and its plan's wants.
+type planCase struct {
+	tr    *v1alpha1.Transform
+	nodes []corev1.Node
+	pods  []corev1.Pod
+	want  planWant
+}
+
+// testPlans runs each case through computePlan, as the reconciler does: each policy's tests
+// drive it so.
+func testPlans(t *testing.T, cases map[string]planCase) {
+	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := computePlan(tc.tr, tc.nodes, tc.pods, nil, now)
-			got := want{stage: p.status.Stage, createOn: p.createOn, nodesReady: p.status.NodesReady, requeue: p.requeueAfter, reason: tc.want.reason}
+			got := planWant{stage: p.status.Stage, createOn: p.createOn, nodesReady: p.status.NodesReady, requeue: p.requeueAfter, reason: tc.want.reason}
 			for _, d := range p.deletePods {
 				got.deletePods = append(got.deletePods, d.Annotations[LabelNode])
 			}
 			if !strings.Contains(p.status.Reason, tc.want.reason) {
 				t.Errorf("reason %q does not contain %q", p.status.Reason, tc.want.reason)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(planWant{})); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// TestComputePlan holds what no single policy decides: a transformer per eligible node, the
+// stages, nodes joining and leaving. Each policy's cases are in its own file's test.
+func TestComputePlan(t *testing.T) {
+	testPlans(t, map[string]planCase{
+		"one pod per node": {
+			tr: echoTransform(), nodes: twoNodes(),
+			want: planWant{stage: v1alpha1.StageInitializing, createOn: []string{"node-1", "node-2"}, nodesReady: "0/2", reason: "ready on 0 of 2"},
+		},
+		"every transformer ready": {
+			tr: echoTransform(), nodes: twoNodes(), pods: []corev1.Pod{tpod(echoTransform(), "node-1", time.Minute, true), tpod(echoTransform(), "node-2", time.Minute, true)},
+			want: planWant{stage: v1alpha1.StageRunning, nodesReady: "2/2", reason: "ready on 2 nodes"},
+		},
+		"a node that left loses its pod; one that joined gets one": {
+			tr: func() *v1alpha1.Transform {
+				tr := echoTransform()
+				tr.Status.Stage = v1alpha1.StageRunning
+				tr.Status.Nodes = []v1alpha1.NodeStatus{{Node: "node-1"}, {Node: "node-2"}}
+				return tr
+			}(),
+			nodes: []corev1.Node{node("node-1"), node("node-3")},
+			pods:  []corev1.Pod{tpod(echoTransform(), "node-1", time.Minute, true), tpod(echoTransform(), "node-2", time.Minute, true)},
+			want:  planWant{stage: v1alpha1.StageInitializing, createOn: []string{"node-3"}, deletePods: []string{"node-2"}, nodesReady: "1/2", reason: "ready on 1 of 2"},
+		},
+	})
 }
 
 func TestNodeStatusRecordsPodAndAddress(t *testing.T) {

@@ -1,11 +1,7 @@
 package transform
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
 
 func podReady(pod *corev1.Pod) bool {
@@ -26,11 +22,4 @@ func everReady(pod *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-func initTimeout(t *v1alpha1.Transform) time.Duration {
-	if t.Spec.InitTimeout == nil {
-		return v1alpha1.DefaultInitTimeout
-	}
-	return t.Spec.InitTimeout.Duration
 }
