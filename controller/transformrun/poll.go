@@ -45,11 +45,10 @@ func (r *Reconciler) choose(ctx context.Context, run *v1alpha1.TransformRun, age
 }
 
 // poll steps every unfinished share at once and applies what the agents said, a silent agent's
-// grace period running from its last answer that status or this manager's memory (mem) holds.
-// It returns the
-// nodes' new shares and the per-object errors of the agents that answered, by node. A failed
+// grace period running from its last answer that status or this manager's tracker holds. It
+// returns the nodes' new shares and the per-object errors of the agents that answered, by node. A failed
 // node of a run without continueOnError fails the run, so the shares still going are stopped.
-func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, agents map[string]string, now time.Time, mem remembered) ([]v1alpha1.RunNodeStatus, map[string][]v1alpha1.ObjectError) {
+func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, agents map[string]string, now time.Time, tracked trackedRun) ([]v1alpha1.RunNodeStatus, map[string][]v1alpha1.ObjectError) {
 	token, tokenErr := r.Agents.token()
 	if tokenErr != nil {
 		log.FromContext(ctx).Error(tokenErr, "cannot call the node agents", "tokenFile", r.Agents.Token.Path)
@@ -85,7 +84,7 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 				continue
 			}
 			since := unreachableSince(&run.Status, nodes[i])
-			if seen := mem.lastSeen(run.UID, nodes[i].Node); seen.After(since) {
+			if seen := tracked.lastSeen(run.UID, nodes[i].Node); seen.After(since) {
 				since = seen
 			}
 			nodes[i] = applyObservation(nodes[i], *o, now, since, r.Grace, run.Spec.Suspend || note != "")

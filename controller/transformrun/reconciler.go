@@ -3,7 +3,7 @@
 // writes what they add up to into the run's status at a bounded rate.
 //
 // Deleting a run needs no finalizer: a deleted run's shares are stopped with a best-effort
-// DELETE to its agents by the manager that followed it (it remembers their UID and nodes). A share
+// DELETE to its agents by the manager that polled it (its shareTracker holds their UID and nodes). A share
 // that manager never reached (it failed over, or the agent was unreachable) runs to its end,
 // unless a new run of the same name meets it: the agent refuses that run's PUT with 409 and the
 // controller stops the orphan first. A finalizer would make every deletion wait on every agent.
@@ -66,7 +66,7 @@ type Reconciler struct {
 	// counts (DefaultStatusInterval); phase changes are written at once.
 	StatusInterval time.Duration
 
-	memory memory
+	tracker shareTracker
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -94,7 +94,9 @@ func cmpOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Reconcile follows a run until it finishes, then deletes it once its TTL has passed.
+// Reconcile polls a run until it finishes, then deletes it once its TTL has passed: it gathers
+// what the run's agents say (observe), computePlan decides, then the status is written once and
+// the run deleted or polled again.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var run v1alpha1.TransformRun
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
@@ -108,46 +110,55 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	now := r.Clock.Now()
-	if finished(run.Status.Phase) {
-		r.memory.forget(req.NamespacedName)
-		return r.expire(ctx, &run, now)
+	polling := !finished(run.Status.Phase)
+	var obs observed
+	if polling {
+		var err error
+		if obs, err = r.observe(ctx, &run, now); err != nil {
+			return reconcile.Result{}, err
+		}
+	} else {
+		r.tracker.forget(req.NamespacedName)
 	}
-	return r.follow(ctx, &run, now)
+	p := computePlan(&run, obs, now, timing{poll: r.Poll, statusInterval: r.StatusInterval})
+	if p.writeStatus {
+		if err := r.writeStatus(ctx, &run, p.status); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if polling {
+		r.tracker.record(req.NamespacedName, run.UID, obs.nodes, p.writeStatus, now)
+	}
+	if p.deleteRun {
+		log.FromContext(ctx).V(2).Info("deleting TransformRun past its ttlSecondsAfterFinished")
+		err := r.Delete(ctx, &run, client.Preconditions{UID: &run.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{RequeueAfter: p.requeueAfter}, nil
 }
 
-// follow chooses the nodes of a starting run, polls its shares, and writes the status.
-func (r *Reconciler) follow(ctx context.Context, run *v1alpha1.TransformRun, now time.Time) (reconcile.Result, error) {
-	key := client.ObjectKeyFromObject(run)
+// observe chooses the nodes of a starting run and polls its shares. A starting run's start time
+// is set on the reconcile's copy before its agents are first asked: their grace period runs from
+// it.
+func (r *Reconciler) observe(ctx context.Context, run *v1alpha1.TransformRun, now time.Time) (observed, error) {
 	agents, err := r.Agents.ready(ctx)
 	if err != nil {
-		return reconcile.Result{}, err
+		return observed{}, err
 	}
 	nodes := run.Status.Nodes
 	if len(nodes) == 0 && !run.Spec.Suspend {
 		chosen, err := r.choose(ctx, run, agents)
 		if err != nil {
-			return reconcile.Result{}, err
+			return observed{}, err
 		}
 		nodes = pendingNodes(chosen)
 		if len(nodes) > 0 {
 			run.Status.StartTime = &metav1.Time{Time: now}
 		}
 	}
-	mem, _ := r.memory.get(key)
-	nodes, fresh := r.poll(ctx, run, nodes, agents, now, mem)
-	sinceWrite := mem.sinceWrite(run.UID, now)
-	next := computeStatus(run, nodes, fresh, now, sinceWrite)
-	wrote := shouldWrite(&run.Status, &next, sinceWrite, r.StatusInterval)
-	if wrote {
-		if err := r.writeStatus(ctx, run, next); err != nil {
-			return reconcile.Result{}, err
-		}
-	}
-	r.memory.follow(key, run.UID, nodes, wrote, now)
-	if finished(next.Phase) {
-		return r.expire(ctx, run, now)
-	}
-	return reconcile.Result{RequeueAfter: r.Poll}, nil
+	tracked, _ := r.tracker.lookup(client.ObjectKeyFromObject(run))
+	nodes, fresh := r.poll(ctx, run, nodes, agents, now, tracked)
+	return observed{nodes: nodes, fresh: fresh, sinceWrite: tracked.sinceWrite(run.UID, now)}, nil
 }
 
 // writeStatus replaces the run's status, and records an event when its phase changed. An update,
@@ -179,34 +190,20 @@ func phaseEvent(old v1alpha1.RunPhase, st *v1alpha1.TransformRunStatus) (warning
 	return false, string(st.Phase), fmt.Sprintf("%s on %d nodes", st.Phase, len(st.Nodes))
 }
 
-// expire deletes a finished run whose TTL has passed, or comes back when it will have.
-func (r *Reconciler) expire(ctx context.Context, run *v1alpha1.TransformRun, now time.Time) (reconcile.Result, error) {
-	left, ok := ttlLeft(run, now)
-	if !ok {
-		return reconcile.Result{}, nil
-	}
-	if left > 0 {
-		return reconcile.Result{RequeueAfter: left}, nil
-	}
-	log.FromContext(ctx).V(2).Info("deleting TransformRun past its ttlSecondsAfterFinished")
-	err := r.Delete(ctx, run, client.Preconditions{UID: &run.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	return reconcile.Result{}, client.IgnoreNotFound(err)
-}
-
-// stopDeleted stops, best effort, the shares of a deleted run this manager followed.
+// stopDeleted stops, best effort, the shares of a deleted run this manager polled.
 func (r *Reconciler) stopDeleted(ctx context.Context, key types.NamespacedName) {
-	mem, ok := r.memory.get(key)
+	tracked, ok := r.tracker.lookup(key)
 	if !ok {
 		return
 	}
-	r.memory.forget(key)
-	run := &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: mem.uid}}
+	r.tracker.forget(key)
+	run := &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: tracked.uid}}
 	run.Spec.Suspend = true
-	nodes := pendingNodes(mem.nodes)
+	nodes := pendingNodes(tracked.nodes)
 	agents, err := r.Agents.ready(ctx)
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("cannot stop a deleted run's shares", "error", err)
 		return
 	}
-	r.poll(ctx, run, nodes, agents, r.Clock.Now(), mem)
+	r.poll(ctx, run, nodes, agents, r.Clock.Now(), tracked)
 }

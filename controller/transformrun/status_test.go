@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
@@ -212,54 +211,6 @@ func TestUnreachableSince(t *testing.T) {
 	}
 	if got := unreachableSince(st, v1alpha1.RunNodeStatus{}); !got.Equal(t0) {
 		t.Errorf("since %v; want the start for a node never seen", got)
-	}
-}
-
-func TestShouldWrite(t *testing.T) {
-	old := v1alpha1.TransformRunStatus{Phase: v1alpha1.RunRunning, Nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunRunning, v1alpha1.RunCounts{DoneObjects: 1})}}
-	counted := *old.DeepCopy()
-	counted.Nodes[0].DoneObjects = 2
-	nodeDone := *counted.DeepCopy()
-	nodeDone.Nodes[0].Phase = v1alpha1.RunSucceeded
-	cases := map[string]struct {
-		next       v1alpha1.TransformRunStatus
-		sinceWrite time.Duration
-		want       bool
-	}{
-		"nothing changed":                   {next: old, sinceWrite: time.Hour},
-		"counts within the interval":        {next: counted, sinceWrite: time.Second},
-		"counts after the interval":         {next: counted, sinceWrite: 2 * time.Second, want: true},
-		"counts, never written by this one": {next: counted, want: true},
-		"a node's phase at once":            {next: nodeDone, sinceWrite: time.Millisecond, want: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := shouldWrite(&old, &tc.next, tc.sinceWrite, 2*time.Second); got != tc.want {
-				t.Errorf("shouldWrite = %v; want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestTTLLeft(t *testing.T) {
-	done := v1alpha1.TransformRunStatus{Phase: v1alpha1.RunSucceeded, CompletionTime: at(0)}
-	cases := map[string]struct {
-		run    *v1alpha1.TransformRun
-		want   time.Duration
-		wantOK bool
-	}{
-		"no TTL":          {run: runWith(v1alpha1.TransformRunSpec{}, done)},
-		"running":         {run: runWith(v1alpha1.TransformRunSpec{TTLSecondsAfterFinished: ptr.To[int32](60)}, v1alpha1.TransformRunStatus{Phase: v1alpha1.RunRunning})},
-		"finished, waits": {run: runWith(v1alpha1.TransformRunSpec{TTLSecondsAfterFinished: ptr.To[int32](60)}, done), want: 50 * time.Second, wantOK: true},
-		"past its TTL":    {run: runWith(v1alpha1.TransformRunSpec{TTLSecondsAfterFinished: ptr.To[int32](0)}, done), want: -10 * time.Second, wantOK: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, ok := ttlLeft(tc.run, t0.Add(10*time.Second))
-			if got != tc.want || ok != tc.wantOK {
-				t.Errorf("ttlLeft = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
-			}
-		})
 	}
 }
 
