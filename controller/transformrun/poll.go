@@ -99,18 +99,9 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 	}
 	step(false)
 	apply("")
-	if failed := failedNode(nodes); failed != "" && !run.Spec.ContinueOnError {
+	if failed := failureStopsRun(&run.Spec, nodes); failed != "" {
 		step(true)
 		apply(fmt.Sprintf("stopped: the run failed on node %s", failed))
 	}
 	return nodes, fresh
-}
-
-// failedNode names a node whose share failed, "" when none did.
-func failedNode(nodes []v1alpha1.RunNodeStatus) string {
-	i := slices.IndexFunc(nodes, func(n v1alpha1.RunNodeStatus) bool { return n.Phase == v1alpha1.RunFailed })
-	if i < 0 {
-		return ""
-	}
-	return nodes[i].Node
 }

@@ -41,15 +41,10 @@ func pendingNodes(names []string) []v1alpha1.RunNodeStatus {
 // suspended run does not poll its stopped nodes, so their last answers may be old by the time
 // it resumes.
 func unreachableSince(st *v1alpha1.TransformRunStatus, n v1alpha1.RunNodeStatus) time.Time {
-	var since time.Time
+	since := resumedAt(st)
 	for _, t := range []*metav1.Time{n.LastSeen, st.StartTime} {
 		if t != nil && t.After(since) {
 			since = t.Time
-		}
-	}
-	for _, c := range st.Conditions {
-		if c.Type == ConditionSuspended && c.Status == metav1.ConditionFalse && c.LastTransitionTime.After(since) {
-			since = c.LastTransitionTime.Time
 		}
 	}
 	return since

@@ -46,10 +46,10 @@ func sumCounts(nodes []v1alpha1.RunNodeStatus) v1alpha1.RunCounts {
 }
 
 // runPhase is where the run stands given its nodes' shares, with the reason and message of a
-// finished run's condition. Without continueOnError the first failed node fails the run. With
-// it the run goes on until every node has finished, then fails, listing what failed, if any
-// node or any object did: a run that did not transform everything it found is not a success,
-// and Failed is what pipelines waiting on the run check.
+// finished run's condition. Failed nodes fail it as spec.continueOnError says; once every node
+// has finished, it fails, listing what failed, if any node or any object did: a run that did
+// not transform everything it found is not a success, and Failed is what pipelines waiting on
+// the run check. Suspended waits for suspendReached.
 func runPhase(spec *v1alpha1.TransformRunSpec, nodes []v1alpha1.RunNodeStatus, totals v1alpha1.RunCounts) (phase v1alpha1.RunPhase, reason, message string) {
 	var failed []string
 	done := 0
@@ -62,16 +62,14 @@ func runPhase(spec *v1alpha1.TransformRunSpec, nodes []v1alpha1.RunNodeStatus, t
 		}
 	}
 	switch {
-	case len(failed) > 0 && (!spec.ContinueOnError || done == len(nodes)):
+	case nodeFailuresFailRun(spec, len(failed), done, len(nodes)):
 		return v1alpha1.RunFailed, ReasonNodeFailed, strings.Join(failed, "; ")
 	case len(nodes) > 0 && done == len(nodes) && totals.FailedObjects > 0:
 		return v1alpha1.RunFailed, ReasonObjectsFailed, fmt.Sprintf("%d of %d objects failed; status.errors lists the latest, the error manifest in each node's destination all of them",
 			totals.FailedObjects, totals.PlannedObjects)
 	case len(nodes) > 0 && done == len(nodes):
 		return v1alpha1.RunSucceeded, ReasonCompleted, fmt.Sprintf("%d objects transformed on %d nodes", totals.DoneObjects+totals.SkippedObjects, len(nodes))
-	case spec.Suspend && !slices.ContainsFunc(nodes, stillWorking):
-		// Only once every node says its workers stopped: until then objects are still being
-		// written, and a user who reads Suspended must be able to count on the data staying put.
+	case suspendReached(spec, nodes):
 		return v1alpha1.RunSuspended, ReasonSuspended, "spec.suspend is true: the nodes stopped after their current object"
 	case !slices.ContainsFunc(nodes, func(n v1alpha1.RunNodeStatus) bool { return n.Phase != v1alpha1.RunPending }):
 		return v1alpha1.RunPending, "", ""
@@ -156,10 +154,4 @@ func computeStatus(run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, f
 	}
 	setConditions(&st, reason, message, run.Generation, now)
 	return st
-}
-
-// stillWorking reports a node whose share may still write objects: neither finished, nor stopped,
-// nor never started.
-func stillWorking(n v1alpha1.RunNodeStatus) bool {
-	return !finished(n.Phase) && n.Phase != v1alpha1.RunSuspended && n.Phase != v1alpha1.RunPending && n.Phase != ""
 }
