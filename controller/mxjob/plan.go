@@ -46,13 +46,13 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 		ttlAfterFinished(job, &p, now)
 		return p
 	}
-	setCondition(st, v1beta1.ConditionCreated, true, "MxJobCreated", "the job was accepted", now)
+	setCondition(st, v1beta1.ConditionCreated, true, v1beta1.ReasonCreated, "the job was accepted", now)
 	if job.Spec.RunPolicy.Suspend != nil && *job.Spec.RunPolicy.Suspend {
 		suspend(pods, &p, now)
 		return p
 	}
 	if meta.IsStatusConditionTrue(st.Conditions, v1beta1.ConditionSuspended) {
-		setCondition(st, v1beta1.ConditionSuspended, false, "Resumed", "the job was resumed", now)
+		setCondition(st, v1beta1.ConditionSuspended, false, v1beta1.ReasonResumed, "the job was resumed", now)
 	}
 	if st.StartTime == nil {
 		st.StartTime = &metav1.Time{Time: now}
@@ -83,11 +83,11 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 		case corev1.PodFailed:
 			c.Failed++
 			code := exitCode(pod)
-			if permanent, why := permanentFailure(replicaSpec(job, r.Type).RestartPolicy, code); permanent {
+			if permanent, why := permanentFailure(job.Spec.ReplicaSpecFor(r.Type).RestartPolicy, code); permanent {
 				if failure == "" {
 					failure = fmt.Sprintf("%s failed: %s", r, why)
 				}
-				p.events = append(p.events, owned.Event{Warning: true, Reason: "ReplicaFailed", Message: fmt.Sprintf("%s failed: %s", r, why)})
+				p.events = append(p.events, owned.Event{Warning: true, Reason: v1beta1.ReasonReplicaFailed, Message: fmt.Sprintf("%s failed: %s", r, why)})
 				continue
 			}
 			restarting = append(restarting, r.String())
@@ -110,15 +110,15 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 	deadline, hasDeadline := activeDeadline(job, st.StartTime.Time)
 	switch {
 	case failure != "":
-		finish(job, &p, false, "ReplicaFailed", failure, now)
+		finish(job, &p, false, v1beta1.ReasonReplicaFailed, failure, now)
 	case overLimit:
-		finish(job, &p, false, "BackoffLimitExceeded", overLimitWhy, now)
+		finish(job, &p, false, v1beta1.ReasonBackoffLimitExceeded, overLimitWhy, now)
 	case hasDeadline && !now.Before(deadline):
-		finish(job, &p, false, "DeadlineExceeded", fmt.Sprintf(
+		finish(job, &p, false, v1beta1.ReasonDeadlineExceeded, fmt.Sprintf(
 			"the job ran longer than runPolicy.activeDeadlineSeconds (%ds)", *job.Spec.RunPolicy.ActiveDeadlineSeconds), now)
 	default:
 		if ok, why := succeeded(job, counts); ok {
-			finish(job, &p, true, "Succeeded", why, now)
+			finish(job, &p, true, v1beta1.ReasonSucceeded, why, now)
 			break
 		}
 		running(st, pending, restarting, now)

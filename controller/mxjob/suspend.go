@@ -23,7 +23,7 @@ func suspend(pods []corev1.Pod, p *plan, now time.Time) {
 		c.Active = 0
 	}
 	if meta.FindStatusCondition(st.Conditions, v1beta1.ConditionRunning) != nil {
-		setCondition(st, v1beta1.ConditionRunning, false, "Suspended", "the job is suspended", now)
+		setCondition(st, v1beta1.ConditionRunning, false, v1beta1.ReasonSuspended, "the job is suspended", now)
 	}
-	setCondition(st, v1beta1.ConditionSuspended, true, "Suspended", "runPolicy.suspend is true; the job's pods are deleted", now)
+	setCondition(st, v1beta1.ConditionSuspended, true, v1beta1.ReasonSuspended, "runPolicy.suspend is true; the job's pods are deleted", now)
 }

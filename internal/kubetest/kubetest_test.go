@@ -15,7 +15,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/api/scheme"
-	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/internal/builders"
 )
@@ -98,8 +97,8 @@ func TestPodsOfAJobAndATransform(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: labels}}
 	}
 	c := Client{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
-		pod("a-worker-0", map[string]string{mxjob.LabelJobName: "a"}),
-		pod("b-worker-0", map[string]string{mxjob.LabelJobName: "b"}),
+		pod("a-worker-0", map[string]string{v1beta1.LabelJobName: "a"}),
+		pod("b-worker-0", map[string]string{v1beta1.LabelJobName: "b"}),
 		pod("a-node-1", map[string]string{transform.LabelName: "a"}),
 	).Build()}
 	names := func(pods []corev1.Pod, err error) []string {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/transform"
 )
 
@@ -20,7 +19,7 @@ func madeFor(owner client.Object) []client.ListOption {
 	var label string
 	switch owner.(type) {
 	case *v1beta1.MxJob:
-		label = mxjob.LabelJobName
+		label = v1beta1.LabelJobName
 	case *v1alpha1.Transform:
 		label = transform.LabelName
 	default:
