@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/api/scheme"
-	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
@@ -99,7 +99,7 @@ func TestPodsOfAJobAndATransform(t *testing.T) {
 	c := Client{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
 		pod("a-worker-0", map[string]string{v1beta1.LabelJobName: "a"}),
 		pod("b-worker-0", map[string]string{v1beta1.LabelJobName: "b"}),
-		pod("a-node-1", map[string]string{transform.LabelName: "a"}),
+		pod("a-node-1", map[string]string{v1alpha1.LabelName: "a"}),
 	).Build()}
 	names := func(pods []corev1.Pod, err error) []string {
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/transform"
 )
 
 // madeFor selects what the controllers made for owner, an MxJob or a Transform: the objects in
@@ -21,7 +20,7 @@ func madeFor(owner client.Object) []client.ListOption {
 	case *v1beta1.MxJob:
 		label = v1beta1.LabelJobName
 	case *v1alpha1.Transform:
-		label = transform.LabelName
+		label = v1alpha1.LabelName
 	default:
 		panic(fmt.Sprintf("kubetest: the controllers make nothing for a %T", owner))
 	}
