@@ -48,7 +48,7 @@ func unreachableSince(st *v1alpha1.TransformRunStatus, n v1alpha1.RunNodeStatus)
 		}
 	}
 	for _, c := range st.Conditions {
-		if c.Type == ConditionSuspended && c.Status == metav1.ConditionFalse && c.LastTransitionTime.After(since) {
+		if c.Type == v1alpha1.RunConditionSuspended && c.Status == metav1.ConditionFalse && c.LastTransitionTime.After(since) {
 			since = c.LastTransitionTime.Time
 		}
 	}
