@@ -100,7 +100,7 @@ func basePodSpec(t *v1alpha1.Transform, images wire.PodImages) *corev1.PodSpec {
 		Name:  containerName,
 		Ports: []corev1.ContainerPort{{Name: v1alpha1.DefaultPortName, ContainerPort: v1alpha1.DefaultPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: v1alpha1.DefaultHealthPath, Port: intstr.FromString(v1alpha1.DefaultPortName)}},
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: wire.PathHealth, Port: intstr.FromString(v1alpha1.DefaultPortName)}},
 			PeriodSeconds: 1,
 		},
 		ImagePullPolicy: corev1.PullIfNotPresent,
@@ -163,10 +163,8 @@ func pinTo(node string) *corev1.Affinity {
 
 // containerPort is the transformer's port named "default".
 func containerPort(c *corev1.Container) int32 {
-	for _, p := range c.Ports {
-		if p.Name == v1alpha1.DefaultPortName {
-			return p.ContainerPort
-		}
+	if p := v1alpha1.TransformerPort(c.Ports); p != nil {
+		return p.ContainerPort
 	}
 	return v1alpha1.DefaultPort
 }

@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"fmt"
 	"hash/fnv"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Labels of transformer pods, after AIStore's ETL pod labels: the controller sets them and finds
@@ -45,4 +47,15 @@ func NodeHash(node string) string {
 // TransformerPodName is the name of transform's transformer pod on node: <transform>-<node hash>.
 func TransformerPodName(transform, node string) string {
 	return transform + "-" + NodeHash(node)
+}
+
+// TransformerPort returns the port named DefaultPortName among a transformer container's ports,
+// the one the agent talks to and the readiness probe checks, or nil.
+func TransformerPort(ports []corev1.ContainerPort) *corev1.ContainerPort {
+	for i := range ports {
+		if ports[i].Name == DefaultPortName {
+			return &ports[i]
+		}
+	}
+	return nil
 }

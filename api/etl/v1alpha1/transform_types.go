@@ -62,7 +62,6 @@ const (
 	MaxObjectTimeout     = time.Hour
 	DefaultPort          = int32(8000)
 	DefaultPortName      = "default"
-	DefaultHealthPath    = "/health"
 	DefaultFunction      = "transform"
 	DefaultFailurePolicy = FailureAbort
 )
