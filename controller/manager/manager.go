@@ -114,17 +114,16 @@ func DefaultOptions() Options {
 		QPS:                   100,
 		Burst:                 200,
 		MxJobWorkers:          5,
-		AgentNamespace:        "mlkube-datapath",
-		AgentPort:             8080,
-		DatapathTokenFile:     "/var/run/secrets/mlkube.io/datapath/token",
+		AgentNamespace:        wire.AgentNamespace,
+		AgentPort:             wire.AgentPort,
+		DatapathTokenFile:     wire.TokenFile,
 		RunPoll:               transformrun.DefaultPoll,
 		RunAgentGrace:         transformrun.DefaultGrace,
 		PodImages:             wire.DefaultPodImages(),
 	}
 }
 
-// agentLabels select the node agent pods (manifests/agent).
-var agentLabels = map[string]string{"app.kubernetes.io/name": "mlkube", "app.kubernetes.io/component": "node-agent"}
+var agentLabels = wire.AgentLabels()
 
 var managedBy = klabels.SelectorFromSet(klabels.Set{labels.ManagedBy: labels.ManagedByValue})
 
