@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/mlkube/mlkube/api/mxnet/mxconfig"
 )
 
 // The DMLC contract: variables the controller sets on every replica's containers.
@@ -114,7 +116,7 @@ type Config struct {
 	Deadline   time.Duration
 	Sleep      time.Duration
 	Fail       FailurePlan
-	MXConfig   MXConfig
+	MXConfig   mxconfig.Config
 }
 
 // Node is this replica's [NodeName].

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mlkube/mlkube/api/mxnet/mxconfig"
 )
 
 const testMXCluster = `"cluster":{` +
@@ -61,8 +63,8 @@ func getenv(env map[string]string) func(string) string {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	mx := func(task string) MXConfig {
-		c, err := ParseMXConfig(fmt.Sprintf(`{%s,"task":%s}`, testMXCluster, task))
+	mx := func(task string) mxconfig.Config {
+		c, err := mxconfig.Parse(fmt.Sprintf(`{%s,"task":%s}`, testMXCluster, task))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +102,7 @@ func TestConfigFromEnv(t *testing.T) {
 			env: localEnv(),
 			want: Config{Role: RoleWorker, Local: true, Topology: Topology{Workers: 1}, Deadline: DefaultDeadline,
 				Fail:     FailurePlan{Code: 1, Mode: FailAlways},
-				MXConfig: MXConfig{Cluster: MXCluster{Worker: []MXEndpoint{{URL: "solo-worker-0", Port: 9091}}}, Task: MXTask{Type: "worker"}}},
+				MXConfig: mxconfig.Config{Cluster: mxconfig.Cluster{Worker: []mxconfig.Endpoint{{URL: "solo-worker-0", Port: 9091}}}, Task: mxconfig.Task{Type: "worker"}}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -198,29 +200,5 @@ func TestConfigFromEnvErrors(t *testing.T) {
 				t.Errorf("error lines (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestParseMXConfig(t *testing.T) {
-	// The kubeflow operator adds "labels"; unknown fields must not break parsing.
-	got, err := ParseMXConfig(`{"cluster":{"scheduler":[{"url":"j-scheduler-0","port":9091}],` +
-		`"server":[{"url":"j-server-0","port":9092}],"worker":[{"url":"j-worker-0","port":9093}]},` +
-		`"labels":{"scheduler":""},"task":{"type":"server","index":0}}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := MXConfig{
-		Cluster: MXCluster{
-			Scheduler: []MXEndpoint{{URL: "j-scheduler-0", Port: 9091}},
-			Server:    []MXEndpoint{{URL: "j-server-0", Port: 9092}},
-			Worker:    []MXEndpoint{{URL: "j-worker-0", Port: 9093}},
-		},
-		Task: MXTask{Type: "server", Index: 0},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("MX_CONFIG (-want +got):\n%s", diff)
-	}
-	if _, err := ParseMXConfig(`{"cluster":{"worker":"j-worker-0"}}`); err == nil {
-		t.Error("a cluster entry that is not a list parsed without error")
 	}
 }

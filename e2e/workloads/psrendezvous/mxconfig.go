@@ -2,20 +2,8 @@ package psrendezvous
 
 import "github.com/mlkube/mlkube/api/mxnet/mxconfig"
 
-// The MX_CONFIG types are the controller's own (package mxconfig), so that what this workload
-// checks is what the controller writes; the names stay for the workload's callers.
-type (
-	MXConfig   = mxconfig.Config
-	MXCluster  = mxconfig.Cluster
-	MXEndpoint = mxconfig.Endpoint
-	MXTask     = mxconfig.Task
-)
-
-// ParseMXConfig decodes MX_CONFIG; see mxconfig.Parse.
-func ParseMXConfig(s string) (MXConfig, error) { return mxconfig.Parse(s) }
-
 // endpoints returns the cluster entries of one role.
-func endpoints(c MXCluster, r Role) []MXEndpoint {
+func endpoints(c mxconfig.Cluster, r Role) []mxconfig.Endpoint {
 	switch r {
 	case RoleScheduler:
 		return c.Scheduler
@@ -26,13 +14,13 @@ func endpoints(c MXCluster, r Role) []MXEndpoint {
 	}
 }
 
-func (r *envReader) mxConfig() MXConfig {
+func (r *envReader) mxConfig() mxconfig.Config {
 	v := r.getenv(EnvMXConfig)
 	if v == "" {
 		r.fail(EnvMXConfig, "required but not set")
-		return MXConfig{}
+		return mxconfig.Config{}
 	}
-	c, err := ParseMXConfig(v)
+	c, err := mxconfig.Parse(v)
 	if err != nil {
 		r.fail(EnvMXConfig, "%v", err)
 	}
