@@ -19,15 +19,15 @@ func dmlcEnv(job *v1beta1.MxJob, r replica) []corev1.EnvVar {
 		rootPort = strconv.Itoa(int(port(scheduler)))
 	}
 	env := []corev1.EnvVar{
-		{Name: "DMLC_ROLE", Value: r.Type.Role()},
-		{Name: "DMLC_PS_ROOT_URI", Value: rootURI},
-		{Name: "DMLC_PS_ROOT_PORT", Value: rootPort},
-		{Name: "DMLC_NUM_SERVER", Value: strconv.Itoa(int(count(job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeServer))))},
-		{Name: "DMLC_NUM_WORKER", Value: strconv.Itoa(int(count(job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeWorker))))},
-		{Name: "DMLC_USE_KUBERNETES", Value: "1"},
+		{Name: mxconfig.EnvRole, Value: r.Type.Role()},
+		{Name: mxconfig.EnvRootURI, Value: rootURI},
+		{Name: mxconfig.EnvRootPort, Value: rootPort},
+		{Name: mxconfig.EnvNumServer, Value: strconv.Itoa(int(count(job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeServer))))},
+		{Name: mxconfig.EnvNumWorker, Value: strconv.Itoa(int(count(job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeWorker))))},
+		{Name: mxconfig.EnvUseKubernetes, Value: "1"},
 	}
 	if r.Type == v1beta1.ReplicaTypeWorker {
-		env = append(env, corev1.EnvVar{Name: "DMLC_WORKER_ID", Value: strconv.Itoa(r.Index)})
+		env = append(env, corev1.EnvVar{Name: mxconfig.EnvWorkerID, Value: strconv.Itoa(r.Index)})
 	}
 	return append(env, corev1.EnvVar{Name: mxconfig.EnvName, Value: mxConfig(job, r).String()})
 }
