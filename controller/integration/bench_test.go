@@ -17,7 +17,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/controller/internal/slowstart"
-	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
