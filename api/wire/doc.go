@@ -1,9 +1,10 @@
 // Package wire holds every contract of the data path, in one place that the transformer SDK, the
 // in-pod runtimes, the node agent and the Transform controller all import:
 //
-//   - agent ↔ transformer: the port, the HTTP paths and query parameters of the hpush and hpull
-//     mechanisms, and the WebSocket control and error messages of the ws mechanism (wire.go,
-//     message.go, path.go);
+//   - agent ↔ transformer: the port's environment variable (the port itself, and the port name
+//     the agent and the readiness probe use, are the Transform API's defaults), the HTTP paths and
+//     query parameters of the hpush and hpull mechanisms, and the WebSocket control and error
+//     messages of the ws mechanism (wire.go, message.go, path.go);
 //   - controller → transformer pod: the data root, the environment, the io shim's command line and
 //     the code runtimes' images (pods.go);
 //   - agent → manager: the statistics an agent serves (stats.go);

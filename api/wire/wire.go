@@ -1,13 +1,6 @@
 package wire
 
 const (
-	// PortName is the name of the transformer container's port; readiness
-	// probes and the agent address the port by this name.
-	PortName = "default"
-	// DefaultPort is the port a transformer listens on unless EnvPort says
-	// otherwise.
-	DefaultPort = 8000
-
 	// PathHealth answers GET with 200 and HealthOK once the transformer serves.
 	PathHealth = "/health"
 	// HealthOK is the body of a healthy PathHealth answer.
@@ -22,7 +15,9 @@ const (
 	// QuerySrc is the http(s) URL an hpull transformer fetches the object from.
 	QuerySrc = "src"
 
-	// EnvPort overrides DefaultPort in the transformer container.
+	// EnvPort overrides the port a transformer listens on, the Transform
+	// API's v1alpha1.DefaultPort, which is also where the agent reaches it
+	// unless the Transform says otherwise.
 	EnvPort = "PORT"
 	// EnvFQNRoot is the directory under which a transformer may open fqn
 	// paths; unset means fqn requests are refused.

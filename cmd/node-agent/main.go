@@ -32,8 +32,8 @@ import (
 	"github.com/mlkube/mlkube/internal/version"
 )
 
-// defaultPort is the agent's port; the node-agent Service maps port 80 to it.
-const defaultPort = 8080
+// defaultPort is the agent's port, where the manager and kubectl etl reach it.
+const defaultPort = wire.AgentPort
 
 func main() {
 	srv, opts, err := parseFlags(os.Args[1:], os.Getenv)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/controller/internal/slowstart"
-	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
@@ -131,7 +130,7 @@ func BenchmarkMxJob200Workers(b *testing.B) {
 		if err := k8s.Create(ctx, job); err != nil {
 			b.Fatal(err)
 		}
-		waitForPods(b, ns, mxjob.LabelJobName+"="+job.Name, pods)
+		waitForPods(b, ns, v1beta1.LabelJobName+"="+job.Name, pods)
 		ctrlTotal += time.Since(start)
 		waitQuiet(b)
 
@@ -179,7 +178,7 @@ func BenchmarkMxJobReconcile500(b *testing.B) {
 		}); err != nil {
 			b.Fatal(err)
 		}
-		waitForPods(b, ns, mxjob.LabelJobName, jobs)
+		waitForPods(b, ns, v1beta1.LabelJobName, jobs)
 		k8s.Eventually(b, "every job's Service and first status", func(ctx context.Context) (bool, error) {
 			var list v1beta1.MxJobList
 			if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {

@@ -24,11 +24,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/certs"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
-	"github.com/mlkube/mlkube/controller/labels"
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/controller/transformrun"
@@ -103,17 +103,16 @@ func DefaultOptions() Options {
 		QPS:                   100,
 		Burst:                 200,
 		MxJobWorkers:          5,
-		AgentNamespace:        "mlkube-datapath",
-		AgentPort:             8080,
-		DatapathTokenFile:     "/var/run/secrets/mlkube.io/datapath/token",
+		AgentNamespace:        wire.AgentNamespace,
+		AgentPort:             wire.AgentPort,
+		DatapathTokenFile:     wire.TokenFile,
 		RunPoll:               transformrun.DefaultPoll,
 		RunAgentGrace:         transformrun.DefaultGrace,
 		PodImages:             wire.DefaultPodImages(),
 	}
 }
 
-// agentLabels select the node agent pods (manifests/agent).
-var agentLabels = map[string]string{"app.kubernetes.io/name": "mlkube", "app.kubernetes.io/component": "node-agent"}
+var agentLabels = wire.AgentLabels()
 
 var managedBy = klabels.SelectorFromSet(klabels.Set{labels.ManagedBy: labels.ManagedByValue})
 

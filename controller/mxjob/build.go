@@ -27,7 +27,7 @@ func podRestartPolicy(p v1beta1.RestartPolicy) corev1.RestartPolicy {
 // buildReplicaPod makes replica r's pod from its template: labels, owner reference, restart
 // policy and the DMLC environment appended to every container.
 func buildReplicaPod(job *v1beta1.MxJob, r replica) *corev1.Pod {
-	rs := replicaSpec(job, r.Type)
+	rs := job.Spec.ReplicaSpecFor(r.Type)
 	tmpl := rs.Template.DeepCopy()
 	labels := maps.Clone(tmpl.Labels)
 	if labels == nil {
@@ -55,7 +55,7 @@ func buildReplicaPod(job *v1beta1.MxJob, r replica) *corev1.Pod {
 // buildReplicaService makes replica r's headless Service, which gives the replica a stable DNS
 // name (<job>-<type>-<index>) resolving to its pod.
 func buildReplicaService(job *v1beta1.MxJob, r replica) *corev1.Service {
-	p := port(replicaSpec(job, r.Type))
+	p := port(job.Spec.ReplicaSpecFor(r.Type))
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            replicaName(job.Name, r),

@@ -96,7 +96,7 @@ func TestBuildReplicaPod(t *testing.T) {
 		t.Errorf("pod %s/%s; want default/train-worker-1", pod.Namespace, pod.Name)
 	}
 	wantLabels := map[string]string{"team": "vision", "app.kubernetes.io/managed-by": "mlkube",
-		LabelJobName: "train", LabelReplicaType: "worker", LabelReplicaIndex: "1"}
+		v1beta1.LabelJobName: "train", v1beta1.LabelReplicaType: "worker", v1beta1.LabelReplicaIndex: "1"}
 	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}

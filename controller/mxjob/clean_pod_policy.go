@@ -42,7 +42,7 @@ func cleanUp(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Service, p
 	if policy == v1beta1.CleanPodPolicyNone {
 		for _, pod := range pods {
 			if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-				if c := st.ReplicaStatuses[v1beta1.ReplicaType(strings.ToUpper(pod.Labels[LabelReplicaType]))]; c != nil {
+				if c := st.ReplicaStatuses[v1beta1.ReplicaType(strings.ToUpper(pod.Labels[v1beta1.LabelReplicaType]))]; c != nil {
 					c.Active++
 				}
 			}

@@ -12,22 +12,22 @@ import (
 // dmlcEnv is the environment every container of replica r gets: what ps-lite and MXNet read to
 // find the scheduler and size the topology.
 func dmlcEnv(job *v1beta1.MxJob, r replica) []corev1.EnvVar {
-	scheduler := replicaSpec(job, v1beta1.ReplicaTypeScheduler)
+	scheduler := job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeScheduler)
 	rootURI, rootPort := "", "0"
 	if job.Spec.JobMode == v1beta1.DistMode && scheduler != nil {
 		rootURI = replicaName(job.Name, replica{Type: v1beta1.ReplicaTypeScheduler})
 		rootPort = strconv.Itoa(int(port(scheduler)))
 	}
 	env := []corev1.EnvVar{
-		{Name: "DMLC_ROLE", Value: r.role()},
-		{Name: "DMLC_PS_ROOT_URI", Value: rootURI},
-		{Name: "DMLC_PS_ROOT_PORT", Value: rootPort},
-		{Name: "DMLC_NUM_SERVER", Value: strconv.Itoa(int(count(replicaSpec(job, v1beta1.ReplicaTypeServer))))},
-		{Name: "DMLC_NUM_WORKER", Value: strconv.Itoa(int(count(replicaSpec(job, v1beta1.ReplicaTypeWorker))))},
-		{Name: "DMLC_USE_KUBERNETES", Value: "1"},
+		{Name: mxconfig.EnvRole, Value: r.Type.Role()},
+		{Name: mxconfig.EnvRootURI, Value: rootURI},
+		{Name: mxconfig.EnvRootPort, Value: rootPort},
+		{Name: mxconfig.EnvNumServer, Value: strconv.Itoa(int(count(job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeServer))))},
+		{Name: mxconfig.EnvNumWorker, Value: strconv.Itoa(int(count(job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeWorker))))},
+		{Name: mxconfig.EnvUseKubernetes, Value: "1"},
 	}
 	if r.Type == v1beta1.ReplicaTypeWorker {
-		env = append(env, corev1.EnvVar{Name: "DMLC_WORKER_ID", Value: strconv.Itoa(r.Index)})
+		env = append(env, corev1.EnvVar{Name: mxconfig.EnvWorkerID, Value: strconv.Itoa(r.Index)})
 	}
 	return append(env, corev1.EnvVar{Name: mxconfig.EnvName, Value: mxConfig(job, r).String()})
 }
@@ -36,7 +36,7 @@ func dmlcEnv(job *v1beta1.MxJob, r replica) []corev1.EnvVar {
 // its pod.
 func mxConfig(job *v1beta1.MxJob, r replica) mxconfig.Config {
 	endpoints := func(t v1beta1.ReplicaType) []mxconfig.Endpoint {
-		rs := replicaSpec(job, t)
+		rs := job.Spec.ReplicaSpecFor(t)
 		out := []mxconfig.Endpoint{}
 		for i := range int(count(rs)) {
 			out = append(out, mxconfig.Endpoint{URL: replicaName(job.Name, replica{Type: t, Index: i}), Port: port(rs)})
@@ -49,6 +49,6 @@ func mxConfig(job *v1beta1.MxJob, r replica) mxconfig.Config {
 			Server:    endpoints(v1beta1.ReplicaTypeServer),
 			Worker:    endpoints(v1beta1.ReplicaTypeWorker),
 		},
-		Task: mxconfig.Task{Type: r.role(), Index: r.Index},
+		Task: mxconfig.Task{Type: r.Type.Role(), Index: r.Index},
 	}
 }

@@ -6,17 +6,9 @@ package mxjob
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/labels"
-)
-
-// Labels every replica pod and Service carries.
-const (
-	LabelJobName      = "mxnet.mlkube.io/job-name"
-	LabelReplicaType  = "mxnet.mlkube.io/replica-type"
-	LabelReplicaIndex = "mxnet.mlkube.io/replica-index"
 )
 
 // replica identifies one replica of a job.
@@ -25,24 +17,21 @@ type replica struct {
 	Index int
 }
 
-// role is the lowercase replica type, as DMLC_ROLE and names spell it.
-func (r replica) role() string { return strings.ToLower(string(r.Type)) }
-
 // String names the replica the way users read it in messages: "worker-1".
-func (r replica) String() string { return fmt.Sprintf("%s-%d", r.role(), r.Index) }
+func (r replica) String() string { return fmt.Sprintf("%s-%d", r.Type.Role(), r.Index) }
 
-// replicaName is the name of a replica's pod and Service: <job>-<type>-<index>.
+// replicaName is the name of a replica's pod and Service.
 func replicaName(job string, r replica) string {
-	return job + "-" + r.role() + "-" + strconv.Itoa(r.Index)
+	return v1beta1.ReplicaName(job, r.Type, r.Index)
 }
 
 // replicaLabels are the labels of a replica's pod and Service; the Service selects on them.
 func replicaLabels(job string, r replica) map[string]string {
 	return map[string]string{
-		labels.ManagedBy:  labels.ManagedByValue,
-		LabelJobName:      job,
-		LabelReplicaType:  r.role(),
-		LabelReplicaIndex: strconv.Itoa(r.Index),
+		labels.ManagedBy:          labels.ManagedByValue,
+		v1beta1.LabelJobName:      job,
+		v1beta1.LabelReplicaType:  r.Type.Role(),
+		v1beta1.LabelReplicaIndex: strconv.Itoa(r.Index),
 	}
 }
 
@@ -50,7 +39,7 @@ func replicaLabels(job string, r replica) map[string]string {
 func replicasOf(job *v1beta1.MxJob) []replica {
 	var out []replica
 	for _, t := range v1beta1.ReplicaTypes {
-		rs := replicaSpec(job, t)
+		rs := job.Spec.ReplicaSpecFor(t)
 		if rs == nil {
 			continue
 		}
@@ -61,25 +50,12 @@ func replicasOf(job *v1beta1.MxJob) []replica {
 	return out
 }
 
-// replicaSpec returns the job's spec for type t, or nil.
-func replicaSpec(job *v1beta1.MxJob, t v1beta1.ReplicaType) *v1beta1.ReplicaSpec {
-	for i := range job.Spec.ReplicaSpecs {
-		if job.Spec.ReplicaSpecs[i].MxReplicaType == t {
-			return &job.Spec.ReplicaSpecs[i]
-		}
-	}
-	return nil
-}
-
-// count is a replica spec's replicas; the webhook defaults it, so nil means one.
+// count is a replica spec's replicas, 0 for a type the job does not have.
 func count(rs *v1beta1.ReplicaSpec) int32 {
 	if rs == nil {
 		return 0
 	}
-	if rs.Replicas == nil {
-		return v1beta1.DefaultReplicas
-	}
-	return *rs.Replicas
+	return rs.ReplicaCount()
 }
 
 // port is a replica spec's psRootPort, defaulted.

@@ -47,7 +47,7 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 		ttlAfterFinished(job, &p, now)
 		return p
 	}
-	setCondition(st, v1beta1.ConditionCreated, true, "MxJobCreated", "the job was accepted", now)
+	setCondition(st, v1beta1.ConditionCreated, true, v1beta1.ReasonCreated, "the job was accepted", now)
 	if suspended(job) {
 		suspend(pods, &p, now)
 		return p
@@ -82,11 +82,11 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 		case corev1.PodFailed:
 			c.Failed++
 			code := exitCode(pod)
-			if permanent, why := permanentFailure(replicaSpec(job, r.Type).RestartPolicy, code); permanent {
+			if permanent, why := permanentFailure(job.Spec.ReplicaSpecFor(r.Type).RestartPolicy, code); permanent {
 				if failure == "" {
 					failure = fmt.Sprintf("%s failed: %s", r, why)
 				}
-				p.events = append(p.events, owned.Event{Warning: true, Reason: "ReplicaFailed", Message: fmt.Sprintf("%s failed: %s", r, why)})
+				p.events = append(p.events, owned.Event{Warning: true, Reason: v1beta1.ReasonReplicaFailed, Message: fmt.Sprintf("%s failed: %s", r, why)})
 				continue
 			}
 			restarting = append(restarting, r.String())
@@ -109,14 +109,14 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 	overDeadline, overDeadlineWhy, deadlineLeft := activeDeadline(job, st.StartTime.Time, now)
 	switch {
 	case failure != "":
-		finish(job, &p, false, "ReplicaFailed", failure, now)
+		finish(job, &p, false, v1beta1.ReasonReplicaFailed, failure, now)
 	case overLimit:
-		finish(job, &p, false, "BackoffLimitExceeded", overLimitWhy, now)
+		finish(job, &p, false, v1beta1.ReasonBackoffLimitExceeded, overLimitWhy, now)
 	case overDeadline:
-		finish(job, &p, false, "DeadlineExceeded", overDeadlineWhy, now)
+		finish(job, &p, false, v1beta1.ReasonDeadlineExceeded, overDeadlineWhy, now)
 	default:
 		if ok, why := succeeded(job, counts); ok {
-			finish(job, &p, true, "Succeeded", why, now)
+			finish(job, &p, true, v1beta1.ReasonSucceeded, why, now)
 			break
 		}
 		running(st, pending, restarting, now)

@@ -110,7 +110,7 @@ func (w *jobWorld) evolve(s *fuzzbytes.Stream) {
 	w.pods = kept
 	if s.Next()%16 == 0 {
 		// A pod beyond the spec's replicas: left by hand, or by an older spec.
-		w.addPod(replica{Type: v1beta1.ReplicaTypeWorker, Index: int(count(replicaSpec(w.job, v1beta1.ReplicaTypeWorker)))})
+		w.addPod(replica{Type: v1beta1.ReplicaTypeWorker, Index: int(count(w.job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeWorker)))})
 	}
 }
 

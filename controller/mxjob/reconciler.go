@@ -60,11 +60,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil // garbage collection removes the pods and Services
 	}
 	o := owned.Owner{Client: r.Client, Recorder: r.Recorder, Object: &job}
-	pods, err := o.Pods(ctx, client.MatchingLabels{LabelJobName: job.Name})
+	pods, err := o.Pods(ctx, client.MatchingLabels{v1beta1.LabelJobName: job.Name})
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	services, err := o.Services(ctx, client.MatchingLabels{LabelJobName: job.Name})
+	services, err := o.Services(ctx, client.MatchingLabels{v1beta1.LabelJobName: job.Name})
 	if err != nil {
 		return reconcile.Result{}, err
 	}

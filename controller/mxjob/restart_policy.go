@@ -55,7 +55,7 @@ func retryFailedPod(pod *corev1.Pod, r replica, code int32, p *plan, now time.Ti
 	if !slices.Contains(st.RestartingPods, uid) {
 		st.RestartingPods = append(st.RestartingPods, uid)
 		st.Restarts++
-		p.events = append(p.events, owned.Event{Warning: true, Reason: "ReplicaRestarting",
+		p.events = append(p.events, owned.Event{Warning: true, Reason: v1beta1.ReasonReplicaRestarting,
 			Message: fmt.Sprintf("%s failed with exit code %d; recreating it (restart %d)", r, code, st.Restarts)})
 	}
 	wait := owned.Backoff(st.Restarts) // st.Restarts already counts this restart

@@ -15,15 +15,15 @@ func running(st *v1beta1.MxJobStatus, pending bool, restarting []string, now tim
 	switch {
 	case len(restarting) > 0:
 		st.Phase = v1beta1.PhaseRunning
-		setCondition(st, v1beta1.ConditionRestarting, true, "ReplicaRestarting", fmt.Sprintf("recreating failed %v", restarting), now)
-		setCondition(st, v1beta1.ConditionRunning, false, "ReplicaRestarting", fmt.Sprintf("recreating failed %v", restarting), now)
+		setCondition(st, v1beta1.ConditionRestarting, true, v1beta1.ReasonReplicaRestarting, fmt.Sprintf("recreating failed %v", restarting), now)
+		setCondition(st, v1beta1.ConditionRunning, false, v1beta1.ReasonReplicaRestarting, fmt.Sprintf("recreating failed %v", restarting), now)
 	case pending:
 		st.Phase = v1beta1.PhaseCreating
 	default:
 		st.Phase = v1beta1.PhaseRunning
-		setCondition(st, v1beta1.ConditionRunning, true, "AllReplicasRunning", "every replica's pod is running", now)
+		setCondition(st, v1beta1.ConditionRunning, true, v1beta1.ReasonAllReplicasRunning, "every replica's pod is running", now)
 		if meta.FindStatusCondition(st.Conditions, v1beta1.ConditionRestarting) != nil {
-			setCondition(st, v1beta1.ConditionRestarting, false, "AllReplicasRunning", "every replica's pod is running", now)
+			setCondition(st, v1beta1.ConditionRestarting, false, v1beta1.ReasonAllReplicasRunning, "every replica's pod is running", now)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 // succeeded applies the success policy: local, the worker succeeded; dist, the scheduler
 // succeeded, or with AllWorkers every worker did.
 func succeeded(job *v1beta1.MxJob, counts map[v1beta1.ReplicaType]*v1beta1.ReplicaStatus) (bool, string) {
-	workers := count(replicaSpec(job, v1beta1.ReplicaTypeWorker))
+	workers := count(job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeWorker))
 	done := func(t v1beta1.ReplicaType) int32 {
 		if c := counts[t]; c != nil {
 			return c.Succeeded

@@ -28,15 +28,15 @@ func suspend(pods []corev1.Pod, p *plan, now time.Time) {
 		c.Active = 0
 	}
 	if meta.FindStatusCondition(st.Conditions, v1beta1.ConditionRunning) != nil {
-		setCondition(st, v1beta1.ConditionRunning, false, "Suspended", "the job is suspended", now)
+		setCondition(st, v1beta1.ConditionRunning, false, v1beta1.ReasonSuspended, "the job is suspended", now)
 	}
-	setCondition(st, v1beta1.ConditionSuspended, true, "Suspended", "runPolicy.suspend is true; the job's pods are deleted", now)
+	setCondition(st, v1beta1.ConditionSuspended, true, v1beta1.ReasonSuspended, "runPolicy.suspend is true; the job's pods are deleted", now)
 }
 
 // resume turns Suspended False once runPolicy.suspend is unset, rather than dropping it, so that
 // its transition time marks the resume; the pods are then recreated as for a new job.
 func resume(st *v1beta1.MxJobStatus, now time.Time) {
 	if meta.IsStatusConditionTrue(st.Conditions, v1beta1.ConditionSuspended) {
-		setCondition(st, v1beta1.ConditionSuspended, false, "Resumed", "the job was resumed", now)
+		setCondition(st, v1beta1.ConditionSuspended, false, v1beta1.ReasonResumed, "the job was resumed", now)
 	}
 }

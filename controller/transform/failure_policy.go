@@ -33,7 +33,7 @@ func podFailure(pod *corev1.Pod, limit time.Duration, now time.Time) string {
 // Transform is Aborted, naming them.
 func abort(pods []corev1.Pod, p *plan, failures []string, now time.Time) {
 	p.deleteEveryPod(pods)
-	setStage(&p.status, v1alpha1.StageAborted, "TransformerFailed", strings.Join(failures, "; "), now)
+	setStage(&p.status, v1alpha1.StageAborted, v1alpha1.ReasonTransformerFailed, strings.Join(failures, "; "), now)
 	p.createOn, p.requeueAfter = nil, 0
 }
 

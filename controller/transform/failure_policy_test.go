@@ -104,7 +104,7 @@ func TestAbort(t *testing.T) {
 	abort(pods, &p, []string{"node node-3: down", "node node-1: down"}, now)
 	var deleted []string
 	for _, d := range p.deletePods {
-		deleted = append(deleted, d.Annotations[LabelNode])
+		deleted = append(deleted, d.Annotations[v1alpha1.LabelNode])
 	}
 	if diff := cmp.Diff([]string{"node-1", "node-3"}, deleted); diff != "" {
 		t.Errorf("deleted (-want +got), each pod not already going, once:\n%s", diff)

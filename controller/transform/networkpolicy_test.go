@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
@@ -21,8 +22,8 @@ var agentLabels = map[string]string{"app.kubernetes.io/name": "mlkube", "app.kub
 // wantPolicy is the policy of Transform "md5" of namespace "team-a" admitting the agents of
 // namespace "mlkube-datapath" on port.
 func wantPolicy(port int32) *networkingv1.NetworkPolicy {
-	transformers := map[string]string{"app.kubernetes.io/managed-by": "mlkube", LabelName: "md5",
-		LabelAppName: "etl", LabelComponent: "transformer"}
+	transformers := map[string]string{"app.kubernetes.io/managed-by": "mlkube", v1alpha1.LabelName: "md5",
+		labels.Name: "etl", labels.Component: "transformer"}
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "md5", Namespace: "team-a", Labels: transformers,

@@ -34,7 +34,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	}
 	podOn := map[string]*corev1.Pod{}
 	for i := range pods {
-		podOn[pods[i].Annotations[LabelNode]] = &pods[i]
+		podOn[pods[i].Annotations[v1alpha1.LabelNode]] = &pods[i]
 	}
 	switch {
 	case t.Spec.Stopped:
@@ -51,9 +51,9 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	// random one: the same inputs make the same plan, deletions and events in the same order.
 	for i := range pods {
 		pod := &pods[i]
-		if node := pod.Annotations[LabelNode]; !slices.Contains(eligible, node) && pod.DeletionTimestamp == nil {
+		if node := pod.Annotations[v1alpha1.LabelNode]; !slices.Contains(eligible, node) && pod.DeletionTimestamp == nil {
 			p.deletePods = append(p.deletePods, pod)
-			p.events = append(p.events, owned.Event{Reason: "NodeLeft", Message: fmt.Sprintf("node %s left; deleting transformer pod %s", node, pod.Name)})
+			p.events = append(p.events, owned.Event{Reason: v1alpha1.ReasonNodeLeft, Message: fmt.Sprintf("node %s left; deleting transformer pod %s", node, pod.Name)})
 		}
 	}
 	var failures []string
@@ -64,7 +64,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		pod := podOn[node]
 		if pod == nil {
 			if _, known := prevNodes[node]; !known && st.Stage == v1alpha1.StageRunning {
-				p.events = append(p.events, owned.Event{Reason: "NodeJoined", Message: fmt.Sprintf("node %s joined; starting a transformer there", node)})
+				p.events = append(p.events, owned.Event{Reason: v1alpha1.ReasonNodeJoined, Message: fmt.Sprintf("node %s joined; starting a transformer there", node)})
 			}
 			p.createOn = append(p.createOn, node)
 			statuses = append(statuses, ns)
@@ -78,7 +78,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 		if why := podFailure(pod, initTimeout(t), now); why != "" && pod.DeletionTimestamp == nil {
 			msg := fmt.Sprintf("node %s: %s", node, why)
 			failures = append(failures, msg)
-			p.events = append(p.events, owned.Event{Warning: true, Reason: "TransformerFailed", Message: msg})
+			p.events = append(p.events, owned.Event{Warning: true, Reason: v1alpha1.ReasonTransformerFailed, Message: msg})
 			if t.Spec.FailurePolicy == v1alpha1.FailureRestart {
 				restartAfterBackoff(pod, &ns, &p, now)
 			}
@@ -95,11 +95,11 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 	case len(failures) > 0 && t.Spec.FailurePolicy != v1alpha1.FailureRestart:
 		abort(pods, &p, failures, now)
 	case len(eligible) > 0 && ready == len(eligible):
-		setStage(st, v1alpha1.StageRunning, "AllTransformersReady", fmt.Sprintf("transformers ready on %d nodes", ready), now)
+		setStage(st, v1alpha1.StageRunning, v1alpha1.ReasonAllTransformersReady, fmt.Sprintf("transformers ready on %d nodes", ready), now)
 	case len(eligible) == 0:
-		setStage(st, v1alpha1.StageInitializing, "NoEligibleNodes", "no schedulable node matches spec.nodeSelector and spec.tolerations", now)
+		setStage(st, v1alpha1.StageInitializing, v1alpha1.ReasonNoEligibleNodes, "no schedulable node matches spec.nodeSelector and spec.tolerations", now)
 	default:
-		setStage(st, v1alpha1.StageInitializing, "Initializing", fmt.Sprintf("transformers ready on %d of %d nodes", ready, len(eligible)), now)
+		setStage(st, v1alpha1.StageInitializing, v1alpha1.ReasonInitializing, fmt.Sprintf("transformers ready on %d of %d nodes", ready, len(eligible)), now)
 	}
 	return p
 }

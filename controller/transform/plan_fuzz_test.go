@@ -180,7 +180,7 @@ func TestAbortDeletesEachPodOnce(t *testing.T) {
 	p := computePlan(tr, []corev1.Node{node("node-2")}, pods, nil, now)
 	var got []string
 	for _, d := range p.deletePods {
-		got = append(got, d.Annotations[LabelNode])
+		got = append(got, d.Annotations[v1alpha1.LabelNode])
 	}
 	if diff := cmp.Diff([]string{"node-1", "node-2"}, got); p.status.Stage != v1alpha1.StageAborted || diff != "" {
 		t.Errorf("stage %s, deleted pods (-want +got):\n%s", p.status.Stage, diff)
@@ -199,7 +199,7 @@ func TestNodesLeftInPodOrder(t *testing.T) {
 	for range 20 {
 		var got []string
 		for _, d := range computePlan(tr, []corev1.Node{node("node-5")}, pods, nil, now).deletePods {
-			got = append(got, d.Annotations[LabelNode])
+			got = append(got, d.Annotations[v1alpha1.LabelNode])
 		}
 		if diff := cmp.Diff([]string{"node-1", "node-2", "node-3", "node-4"}, got); diff != "" {
 			t.Fatalf("deleted pods (-want +got):\n%s", diff)
@@ -226,7 +226,7 @@ func checkedPlan(t *testing.T, w *transformWorld) plan {
 	}
 	hasPod := map[string]bool{}
 	for _, pod := range w.pods {
-		hasPod[pod.Annotations[LabelNode]] = true
+		hasPod[pod.Annotations[v1alpha1.LabelNode]] = true
 	}
 	created := map[string]bool{}
 	for _, node := range p.createOn {

@@ -100,7 +100,7 @@ func testPlans(t *testing.T, cases map[string]planCase) {
 			p := computePlan(tc.tr, tc.nodes, tc.pods, nil, now)
 			got := planWant{stage: p.status.Stage, createOn: p.createOn, nodesReady: p.status.NodesReady, requeue: p.requeueAfter, reason: tc.want.reason}
 			for _, d := range p.deletePods {
-				got.deletePods = append(got.deletePods, d.Annotations[LabelNode])
+				got.deletePods = append(got.deletePods, d.Annotations[v1alpha1.LabelNode])
 			}
 			if !strings.Contains(p.status.Reason, tc.want.reason) {
 				t.Errorf("reason %q does not contain %q", p.status.Reason, tc.want.reason)
@@ -141,7 +141,7 @@ func TestComputePlan(t *testing.T) {
 func TestNodeStatusRecordsPodAndAddress(t *testing.T) {
 	tr := defaulted(builders.Transform("echo").Runtime("img"))
 	p := computePlan(tr, []corev1.Node{node("node-1")}, []corev1.Pod{tpod(tr, "node-1", time.Minute, true)}, nil, now)
-	want := []v1alpha1.NodeStatus{{Node: "node-1", Pod: "echo-" + nodeHash("node-1"), IP: "10.0.0.1", Port: 8000, Ready: true}}
+	want := []v1alpha1.NodeStatus{{Node: "node-1", Pod: "echo-" + v1alpha1.NodeHash("node-1"), IP: "10.0.0.1", Port: 8000, Ready: true}}
 	if diff := cmp.Diff(want, p.status.Nodes); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}

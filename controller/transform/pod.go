@@ -4,8 +4,6 @@
 package transform
 
 import (
-	"fmt"
-	"hash/fnv"
 	"maps"
 	"path"
 	"strconv"
@@ -15,49 +13,31 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/controller/labels"
 )
 
-// Labels of transformer pods, after AIStore's ETL pod labels.
 const (
-	LabelName      = "etl.mlkube.io/name"
-	LabelNode      = "etl.mlkube.io/node"
-	LabelAppName   = "app.kubernetes.io/name"
-	LabelComponent = "app.kubernetes.io/component"
-
 	containerName      = "transformer"
 	ioShimInitName     = "io-shim-install"
 	dataRootVolumeName = "mlkube-data"
 )
 
-// nodeHash is the short, stable, DNS-safe stand-in for a node name in pod names.
-func nodeHash(node string) string {
-	h := fnv.New32a()
-	h.Write([]byte(node))
-	return fmt.Sprintf("%08x", h.Sum32())
-}
-
-// podName is a transformer pod's name: <transform>-<node hash>.
-func podName(t *v1alpha1.Transform, node string) string {
-	return t.Name + "-" + nodeHash(node)
-}
-
 // transformerLabels select the transformer pods of t, on every node.
 func transformerLabels(t *v1alpha1.Transform) map[string]string {
 	return map[string]string{
-		labels.ManagedBy: labels.ManagedByValue,
-		LabelName:        t.Name,
-		LabelAppName:     "etl",
-		LabelComponent:   "transformer",
+		labels.ManagedBy:   labels.ManagedByValue,
+		v1alpha1.LabelName: t.Name,
+		labels.Name:        "etl",
+		labels.Component:   "transformer",
 	}
 }
 
 func podLabels(t *v1alpha1.Transform, node string) map[string]string {
 	l := transformerLabels(t)
-	l[LabelNode] = node
+	l[v1alpha1.LabelNode] = node
 	if len(node) > 63 {
-		l[LabelNode] = nodeHash(node) // a label value is at most 63 characters
+		l[v1alpha1.LabelNode] = v1alpha1.NodeHash(node) // a label value is at most 63 characters
 	}
 	return l
 }
@@ -96,10 +76,10 @@ func buildPod(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1
 		maps.Copy(annotations, t.Spec.PodTemplate.Annotations)
 	}
 	maps.Copy(lbls, podLabels(t, node))
-	annotations[LabelNode] = node
+	annotations[v1alpha1.LabelNode] = node
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            podName(t, node),
+			Name:            v1alpha1.TransformerPodName(t.Name, node),
 			Namespace:       t.Namespace,
 			Labels:          lbls,
 			Annotations:     annotations,
@@ -120,7 +100,7 @@ func basePodSpec(t *v1alpha1.Transform, images wire.PodImages) *corev1.PodSpec {
 		Name:  containerName,
 		Ports: []corev1.ContainerPort{{Name: v1alpha1.DefaultPortName, ContainerPort: v1alpha1.DefaultPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe: &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: v1alpha1.DefaultHealthPath, Port: intstr.FromString(v1alpha1.DefaultPortName)}},
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: wire.PathHealth, Port: intstr.FromString(v1alpha1.DefaultPortName)}},
 			PeriodSeconds: 1,
 		},
 		ImagePullPolicy: corev1.PullIfNotPresent,
@@ -183,10 +163,8 @@ func pinTo(node string) *corev1.Affinity {
 
 // containerPort is the transformer's port named "default".
 func containerPort(c *corev1.Container) int32 {
-	for _, p := range c.Ports {
-		if p.Name == v1alpha1.DefaultPortName {
-			return p.ContainerPort
-		}
+	if p := v1alpha1.TransformerPort(c.Ports); p != nil {
+		return p.ContainerPort
 	}
 	return v1alpha1.DefaultPort
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/builders"
 )
@@ -29,7 +30,7 @@ func TestBuildPodForms(t *testing.T) {
 	runtime := defaulted(builders.Transform("rt").Runtime("mlkube/transformer-md5:dev", "/md5").Comm(v1alpha1.CommWS))
 	pod := buildPod(runtime, "node-1", devImages)
 	c := pod.Spec.Containers[0]
-	if pod.Name != "rt-"+nodeHash("node-1") || len(pod.Name) > 63 {
+	if pod.Name != "rt-"+v1alpha1.NodeHash("node-1") || len(pod.Name) > 63 {
 		t.Errorf("pod name %q", pod.Name)
 	}
 	if c.Image != "mlkube/transformer-md5:dev" || !slices.Equal(c.Command, []string{"/md5"}) || env(c)["PORT"] != "8000" {
@@ -45,8 +46,8 @@ func TestBuildPodForms(t *testing.T) {
 	if term.Key != "kubernetes.io/hostname" || !slices.Equal(term.Values, []string{"node-1"}) {
 		t.Errorf("not pinned to node-1: %+v", term)
 	}
-	wantLabels := map[string]string{"app.kubernetes.io/managed-by": "mlkube", LabelName: "rt", LabelNode: "node-1",
-		LabelAppName: "etl", LabelComponent: "transformer"}
+	wantLabels := map[string]string{"app.kubernetes.io/managed-by": "mlkube", v1alpha1.LabelName: "rt", v1alpha1.LabelNode: "node-1",
+		labels.Name: "etl", labels.Component: "transformer"}
 	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
@@ -83,7 +84,7 @@ func TestBuildPodFromTemplateKeepsItsOwnSettings(t *testing.T) {
 	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 9000}}
 	tr = defaulted(builders.Transform("tmpl").Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
 	pod := buildPod(tr, "node-2", devImages)
-	if pod.Labels["team"] != "data" || pod.Labels[LabelName] != "tmpl" {
+	if pod.Labels["team"] != "data" || pod.Labels[v1alpha1.LabelName] != "tmpl" {
 		t.Errorf("labels %v", pod.Labels)
 	}
 	if env(pod.Spec.Containers[0])["PORT"] != "9000" {
@@ -95,8 +96,8 @@ func TestBuildPodFromTemplateKeepsItsOwnSettings(t *testing.T) {
 // that sets the same keys must not override them.
 func TestBuildPodControllerMetadataWins(t *testing.T) {
 	tr := builders.Transform("tmpl").PodTemplate("img").Obj()
-	tr.Spec.PodTemplate.Labels = map[string]string{LabelName: "other", LabelNode: "node-9", "team": "data"}
-	tr.Spec.PodTemplate.Annotations = map[string]string{LabelNode: "node-9", "note": "kept"}
+	tr.Spec.PodTemplate.Labels = map[string]string{v1alpha1.LabelName: "other", v1alpha1.LabelNode: "node-9", "team": "data"}
+	tr.Spec.PodTemplate.Annotations = map[string]string{v1alpha1.LabelNode: "node-9", "note": "kept"}
 	tr = defaulted(builders.Transform("tmpl").Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
 	pod := buildPod(tr, "node-2", devImages)
 	wantLabels := map[string]string{"team": "data"}
@@ -104,7 +105,7 @@ func TestBuildPodControllerMetadataWins(t *testing.T) {
 	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{LabelNode: "node-2", "note": "kept"}, pod.Annotations); diff != "" {
+	if diff := cmp.Diff(map[string]string{v1alpha1.LabelNode: "node-2", "note": "kept"}, pod.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
 }

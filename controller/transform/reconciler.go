@@ -93,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	o := owned.Owner{Client: r.Client, Recorder: r.Recorder, Object: &t}
-	pods, err := o.Pods(ctx, client.MatchingLabels{LabelName: t.Name})
+	pods, err := o.Pods(ctx, client.MatchingLabels{v1alpha1.LabelName: t.Name})
 	if err != nil {
 		return reconcile.Result{}, err
 	}

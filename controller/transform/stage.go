@@ -9,9 +9,6 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
 
-// ConditionReady is True while every eligible node's transformer is ready.
-const ConditionReady = "Ready"
-
 func setStage(st *v1alpha1.TransformStatus, stage v1alpha1.Stage, reason, message string, now time.Time) {
 	st.Stage, st.Reason = stage, message
 	status := metav1.ConditionFalse
@@ -19,7 +16,7 @@ func setStage(st *v1alpha1.TransformStatus, stage v1alpha1.Stage, reason, messag
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: ConditionReady, Status: status, Reason: reason, Message: message,
+		Type: v1alpha1.ConditionReady, Status: status, Reason: reason, Message: message,
 		ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(now),
 	})
 }

@@ -13,5 +13,5 @@ import (
 func stop(t *v1alpha1.Transform, pods []corev1.Pod, p *plan, now time.Time) {
 	p.deleteEveryPod(pods)
 	p.status.ObservedGeneration = t.Generation
-	setStage(&p.status, v1alpha1.StageStopped, "Stopped", "spec.stopped is true; the transformer pods are deleted", now)
+	setStage(&p.status, v1alpha1.StageStopped, v1alpha1.ReasonStopped, "spec.stopped is true; the transformer pods are deleted", now)
 }

@@ -43,7 +43,7 @@ func TestStop(t *testing.T) {
 			stop(tr, pods, &p, now)
 			var deleted []string
 			for _, d := range p.deletePods {
-				deleted = append(deleted, d.Annotations[LabelNode])
+				deleted = append(deleted, d.Annotations[v1alpha1.LabelNode])
 			}
 			if diff := cmp.Diff([]string{"node-1"}, deleted); diff != "" {
 				t.Errorf("deleted (-want +got):\n%s", diff)

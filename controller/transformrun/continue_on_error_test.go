@@ -8,13 +8,13 @@ import (
 
 func TestContinueOnErrorRunPhase(t *testing.T) {
 	testRunPhases(t, map[string]runPhaseCase{
-		"a node failed": {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunFailed, allDone), node("b", v1alpha1.RunRunning, allDone)}, want: v1alpha1.RunFailed, wantReason: ReasonNodeFailed},
+		"a node failed": {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunFailed, allDone), node("b", v1alpha1.RunRunning, allDone)}, want: v1alpha1.RunFailed, wantReason: v1alpha1.RunReasonNodeFailed},
 		"continueOnError goes on past a failed node": {spec: v1alpha1.TransformRunSpec{ContinueOnError: true},
 			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunFailed, allDone), node("b", v1alpha1.RunRunning, allDone)}, want: v1alpha1.RunRunning},
 		"continueOnError ends Failed listing the failed node": {spec: v1alpha1.TransformRunSpec{ContinueOnError: true},
-			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunFailed, allDone), node("b", v1alpha1.RunSucceeded, allDone)}, want: v1alpha1.RunFailed, wantReason: ReasonNodeFailed},
+			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunFailed, allDone), node("b", v1alpha1.RunSucceeded, allDone)}, want: v1alpha1.RunFailed, wantReason: v1alpha1.RunReasonNodeFailed},
 		"continueOnError ends Failed when objects failed": {spec: v1alpha1.TransformRunSpec{ContinueOnError: true},
-			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, v1alpha1.RunCounts{PlannedObjects: 10, DoneObjects: 9, FailedObjects: 1})}, want: v1alpha1.RunFailed, wantReason: ReasonObjectsFailed},
+			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, v1alpha1.RunCounts{PlannedObjects: 10, DoneObjects: 9, FailedObjects: 1})}, want: v1alpha1.RunFailed, wantReason: v1alpha1.RunReasonObjectsFailed},
 	})
 }
 

@@ -180,12 +180,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, run *v1alpha1.TransformRun
 // phaseEvent is the event of a phase change.
 func phaseEvent(old v1alpha1.RunPhase, st *v1alpha1.TransformRunStatus) (warning bool, reason, message string) {
 	for _, c := range st.Conditions {
-		if c.Status == metav1.ConditionTrue && (c.Type == ConditionFailed || c.Type == ConditionComplete || c.Type == ConditionSuspended) {
-			return c.Type == ConditionFailed, c.Reason, c.Message
+		if c.Status == metav1.ConditionTrue && (c.Type == v1alpha1.RunConditionFailed || c.Type == v1alpha1.RunConditionComplete || c.Type == v1alpha1.RunConditionSuspended) {
+			return c.Type == v1alpha1.RunConditionFailed, c.Reason, c.Message
 		}
 	}
 	if old == v1alpha1.RunSuspended {
-		return false, ReasonResumed, "resumed on " + fmt.Sprint(len(st.Nodes)) + " nodes"
+		return false, v1alpha1.RunReasonResumed, "resumed on " + fmt.Sprint(len(st.Nodes)) + " nodes"
 	}
 	return false, string(st.Phase), fmt.Sprintf("%s on %d nodes", st.Phase, len(st.Nodes))
 }

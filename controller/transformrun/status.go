@@ -15,22 +15,6 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 )
 
-// The conditions of a TransformRun.
-const (
-	ConditionComplete  = "Complete"
-	ConditionFailed    = "Failed"
-	ConditionSuspended = "Suspended"
-)
-
-// Reasons of the conditions and events.
-const (
-	ReasonCompleted     = "Completed"
-	ReasonNodeFailed    = "NodeFailed"
-	ReasonObjectsFailed = "ObjectsFailed"
-	ReasonSuspended     = "Suspended"
-	ReasonResumed       = "Resumed"
-)
-
 // sumCounts adds up the nodes' counts.
 func sumCounts(nodes []v1alpha1.RunNodeStatus) v1alpha1.RunCounts {
 	var t v1alpha1.RunCounts
@@ -63,14 +47,14 @@ func runPhase(spec *v1alpha1.TransformRunSpec, nodes []v1alpha1.RunNodeStatus, t
 	}
 	switch {
 	case nodeFailuresFailRun(spec, len(failed), done, len(nodes)):
-		return v1alpha1.RunFailed, ReasonNodeFailed, strings.Join(failed, "; ")
+		return v1alpha1.RunFailed, v1alpha1.RunReasonNodeFailed, strings.Join(failed, "; ")
 	case len(nodes) > 0 && done == len(nodes) && totals.FailedObjects > 0:
-		return v1alpha1.RunFailed, ReasonObjectsFailed, fmt.Sprintf("%d of %d objects failed; status.errors lists the latest, the error manifest in each node's destination all of them",
+		return v1alpha1.RunFailed, v1alpha1.RunReasonObjectsFailed, fmt.Sprintf("%d of %d objects failed; status.errors lists the latest, the error manifest in each node's destination all of them",
 			totals.FailedObjects, totals.PlannedObjects)
 	case len(nodes) > 0 && done == len(nodes):
-		return v1alpha1.RunSucceeded, ReasonCompleted, fmt.Sprintf("%d objects transformed on %d nodes", totals.DoneObjects+totals.SkippedObjects, len(nodes))
+		return v1alpha1.RunSucceeded, v1alpha1.RunReasonCompleted, fmt.Sprintf("%d objects transformed on %d nodes", totals.DoneObjects+totals.SkippedObjects, len(nodes))
 	case suspendReached(spec, nodes):
-		return v1alpha1.RunSuspended, ReasonSuspended, "spec.suspend is true: the nodes stopped after their current object"
+		return v1alpha1.RunSuspended, v1alpha1.RunReasonSuspended, "spec.suspend is true: the nodes stopped after their current object"
 	case !slices.ContainsFunc(nodes, func(n v1alpha1.RunNodeStatus) bool { return n.Phase != v1alpha1.RunPending }):
 		return v1alpha1.RunPending, "", ""
 	}
@@ -86,15 +70,15 @@ func setConditions(st *v1alpha1.TransformRunStatus, reason, message string, gene
 	}
 	switch st.Phase {
 	case v1alpha1.RunSucceeded:
-		set(ConditionComplete, metav1.ConditionTrue, reason, message)
+		set(v1alpha1.RunConditionComplete, metav1.ConditionTrue, reason, message)
 	case v1alpha1.RunFailed:
-		set(ConditionFailed, metav1.ConditionTrue, reason, message)
+		set(v1alpha1.RunConditionFailed, metav1.ConditionTrue, reason, message)
 	case v1alpha1.RunSuspended:
-		set(ConditionSuspended, metav1.ConditionTrue, reason, message)
+		set(v1alpha1.RunConditionSuspended, metav1.ConditionTrue, reason, message)
 		return
 	}
-	if meta.FindStatusCondition(st.Conditions, ConditionSuspended) != nil {
-		set(ConditionSuspended, metav1.ConditionFalse, ReasonResumed, "spec.suspend is false: the nodes resume from their journals")
+	if meta.FindStatusCondition(st.Conditions, v1alpha1.RunConditionSuspended) != nil {
+		set(v1alpha1.RunConditionSuspended, metav1.ConditionFalse, v1alpha1.RunReasonResumed, "spec.suspend is false: the nodes resume from their journals")
 	}
 }
 

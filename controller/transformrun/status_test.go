@@ -53,7 +53,7 @@ func TestRunPhase(t *testing.T) {
 		"no node chosen yet":   {want: v1alpha1.RunPending},
 		"no node took it yet":  {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunPending, allDone)}, want: v1alpha1.RunPending},
 		"one node took it":     {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunPending, allDone), node("b", v1alpha1.RunRunning, allDone)}, want: v1alpha1.RunRunning},
-		"every node succeeded": {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, allDone), node("b", v1alpha1.RunSucceeded, allDone)}, want: v1alpha1.RunSucceeded, wantReason: ReasonCompleted},
+		"every node succeeded": {nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, allDone), node("b", v1alpha1.RunSucceeded, allDone)}, want: v1alpha1.RunSucceeded, wantReason: v1alpha1.RunReasonCompleted},
 	})
 }
 
@@ -107,7 +107,7 @@ func TestComputeStatus(t *testing.T) {
 				Totals:   v1alpha1.RunCounts{PlannedObjects: 160, DoneObjects: 120, SkippedObjects: 40, DoneBytes: 12000},
 				Progress: "160/160", ObjectsPerSecond: 3, BytesPerSecond: 300, Rate: "3 obj/s, 0.0 MB/s",
 				ErrorManifest: "mlkube-errors-u1.jsonl",
-				Conditions: []metav1.Condition{{Type: ConditionComplete, Status: metav1.ConditionTrue, Reason: ReasonCompleted,
+				Conditions: []metav1.Condition{{Type: v1alpha1.RunConditionComplete, Status: metav1.ConditionTrue, Reason: v1alpha1.RunReasonCompleted,
 					Message: "160 objects transformed on 2 nodes", ObservedGeneration: 2, LastTransitionTime: *at(40 * time.Second)}}},
 		},
 		"suspended: no rate, no ETA": {
@@ -117,7 +117,7 @@ func TestComputeStatus(t *testing.T) {
 				Totals:        v1alpha1.RunCounts{PlannedObjects: 160, DoneObjects: 50, DoneBytes: 5000},
 				Progress:      "50/160",
 				ErrorManifest: "mlkube-errors-u1.jsonl",
-				Conditions: []metav1.Condition{{Type: ConditionSuspended, Status: metav1.ConditionTrue, Reason: ReasonSuspended,
+				Conditions: []metav1.Condition{{Type: v1alpha1.RunConditionSuspended, Status: metav1.ConditionTrue, Reason: v1alpha1.RunReasonSuspended,
 					Message: "spec.suspend is true: the nodes stopped after their current object", ObservedGeneration: 2, LastTransitionTime: *at(10 * time.Second)}}},
 		},
 	}
@@ -134,10 +134,10 @@ func TestComputeStatus(t *testing.T) {
 
 func TestSetConditionsResume(t *testing.T) {
 	st := v1alpha1.TransformRunStatus{Phase: v1alpha1.RunSuspended}
-	setConditions(&st, ReasonSuspended, "stopped", 1, t0)
+	setConditions(&st, v1alpha1.RunReasonSuspended, "stopped", 1, t0)
 	st.Phase = v1alpha1.RunRunning
 	setConditions(&st, "", "", 2, t0.Add(time.Minute))
-	want := []metav1.Condition{{Type: ConditionSuspended, Status: metav1.ConditionFalse, Reason: ReasonResumed,
+	want := []metav1.Condition{{Type: v1alpha1.RunConditionSuspended, Status: metav1.ConditionFalse, Reason: v1alpha1.RunReasonResumed,
 		Message: "spec.suspend is false: the nodes resume from their journals", ObservedGeneration: 2, LastTransitionTime: *at(time.Minute)}}
 	if diff := cmp.Diff(want, st.Conditions); diff != "" {
 		t.Errorf("conditions after resume (-want +got):\n%s", diff)
@@ -200,7 +200,7 @@ func TestApplyObservation(t *testing.T) {
 
 func TestUnreachableSince(t *testing.T) {
 	st := &v1alpha1.TransformRunStatus{StartTime: at(0), Conditions: []metav1.Condition{
-		{Type: ConditionSuspended, Status: metav1.ConditionFalse, LastTransitionTime: *at(time.Hour)}}}
+		{Type: v1alpha1.RunConditionSuspended, Status: metav1.ConditionFalse, LastTransitionTime: *at(time.Hour)}}}
 	n := v1alpha1.RunNodeStatus{Node: "a", LastSeen: at(time.Minute)}
 	if got := unreachableSince(st, n); !got.Equal(t0.Add(time.Hour)) {
 		t.Errorf("since %v; want the resume, an hour in", got)

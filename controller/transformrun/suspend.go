@@ -28,7 +28,7 @@ func stillWorking(n v1alpha1.RunNodeStatus) bool {
 // False rather than dropping it so that its transition time tells.
 func resumedAt(st *v1alpha1.TransformRunStatus) time.Time {
 	for _, c := range st.Conditions {
-		if c.Type == ConditionSuspended && c.Status == metav1.ConditionFalse {
+		if c.Type == v1alpha1.RunConditionSuspended && c.Status == metav1.ConditionFalse {
 			return c.LastTransitionTime.Time
 		}
 	}

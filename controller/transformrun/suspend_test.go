@@ -11,12 +11,12 @@ import (
 
 func TestSuspendRunPhase(t *testing.T) {
 	testRunPhases(t, map[string]runPhaseCase{
-		"suspended": {spec: v1alpha1.TransformRunSpec{Suspend: true}, nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSuspended, allDone)}, want: v1alpha1.RunSuspended, wantReason: ReasonSuspended},
+		"suspended": {spec: v1alpha1.TransformRunSpec{Suspend: true}, nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSuspended, allDone)}, want: v1alpha1.RunSuspended, wantReason: v1alpha1.RunReasonSuspended},
 		"suspending, a node still stopping": {spec: v1alpha1.TransformRunSpec{Suspend: true},
 			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSuspended, allDone), node("b", v1alpha1.RunRunning, allDone)}, want: v1alpha1.RunRunning},
-		"suspended before start": {spec: v1alpha1.TransformRunSpec{Suspend: true}, want: v1alpha1.RunSuspended, wantReason: ReasonSuspended},
+		"suspended before start": {spec: v1alpha1.TransformRunSpec{Suspend: true}, want: v1alpha1.RunSuspended, wantReason: v1alpha1.RunReasonSuspended},
 		"finished before the suspension reached it": {spec: v1alpha1.TransformRunSpec{Suspend: true},
-			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, allDone)}, want: v1alpha1.RunSucceeded, wantReason: ReasonCompleted},
+			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, allDone)}, want: v1alpha1.RunSucceeded, wantReason: v1alpha1.RunReasonCompleted},
 	})
 }
 
@@ -47,10 +47,10 @@ func TestResumedAt(t *testing.T) {
 		want       time.Time
 	}{
 		"never suspended": {},
-		"suspended still": {conditions: []metav1.Condition{{Type: ConditionSuspended, Status: metav1.ConditionTrue, LastTransitionTime: *at(time.Hour)}}},
+		"suspended still": {conditions: []metav1.Condition{{Type: v1alpha1.RunConditionSuspended, Status: metav1.ConditionTrue, LastTransitionTime: *at(time.Hour)}}},
 		"resumed an hour in": {conditions: []metav1.Condition{
-			{Type: ConditionComplete, Status: metav1.ConditionFalse, LastTransitionTime: *at(2 * time.Hour)},
-			{Type: ConditionSuspended, Status: metav1.ConditionFalse, LastTransitionTime: *at(time.Hour)},
+			{Type: v1alpha1.RunConditionComplete, Status: metav1.ConditionFalse, LastTransitionTime: *at(2 * time.Hour)},
+			{Type: v1alpha1.RunConditionSuspended, Status: metav1.ConditionFalse, LastTransitionTime: *at(time.Hour)},
 		}, want: t0.Add(time.Hour)},
 	}
 	for name, tc := range cases {

@@ -13,10 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/api/scheme"
-	"github.com/mlkube/mlkube/controller/mxjob"
-	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
@@ -98,9 +97,9 @@ func TestPodsOfAJobAndATransform(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: labels}}
 	}
 	c := Client{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
-		pod("a-worker-0", map[string]string{mxjob.LabelJobName: "a"}),
-		pod("b-worker-0", map[string]string{mxjob.LabelJobName: "b"}),
-		pod("a-node-1", map[string]string{transform.LabelName: "a"}),
+		pod("a-worker-0", map[string]string{v1beta1.LabelJobName: "a"}),
+		pod("b-worker-0", map[string]string{v1beta1.LabelJobName: "b"}),
+		pod("a-node-1", map[string]string{v1alpha1.LabelName: "a"}),
 	).Build()}
 	names := func(pods []corev1.Pod, err error) []string {
 		if err != nil {

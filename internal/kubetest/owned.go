@@ -10,8 +10,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/mxjob"
-	"github.com/mlkube/mlkube/controller/transform"
 )
 
 // madeFor selects what the controllers made for owner, an MxJob or a Transform: the objects in
@@ -20,9 +18,9 @@ func madeFor(owner client.Object) []client.ListOption {
 	var label string
 	switch owner.(type) {
 	case *v1beta1.MxJob:
-		label = mxjob.LabelJobName
+		label = v1beta1.LabelJobName
 	case *v1alpha1.Transform:
-		label = transform.LabelName
+		label = v1alpha1.LabelName
 	default:
 		panic(fmt.Sprintf("kubetest: the controllers make nothing for a %T", owner))
 	}

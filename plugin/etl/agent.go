@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
@@ -18,12 +20,8 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 )
 
-// Where the data path agents run, as manifests/agent deploys them.
-const (
-	agentNamespace = "mlkube-datapath"
-	agentSelector  = "app.kubernetes.io/name=mlkube,app.kubernetes.io/component=node-agent"
-	agentPort      = "8080"
-)
+// agentSelector selects the data path agents' pods.
+var agentSelector = klabels.SelectorFromSet(wire.AgentLabels()).String()
 
 // tokenRequester issues tokens with the TokenRequest API, as `kubectl create token SA
 // --audience mlkube-datapath` does.
@@ -54,11 +52,11 @@ func (f portForwarder) Forward(ctx context.Context, node string) (string, func()
 	if err != nil {
 		return "", nil, err
 	}
-	u := f.cs.CoreV1().RESTClient().Post().Namespace(agentNamespace).Resource("pods").Name(pod).SubResource("portforward").URL()
+	u := f.cs.CoreV1().RESTClient().Post().Namespace(wire.AgentNamespace).Resource("pods").Name(pod).SubResource("portforward").URL()
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 	stopCh, ready := make(chan struct{}), make(chan struct{})
 	var errOut bytes.Buffer
-	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + agentPort}, stopCh, ready, io.Discard, &errOut)
+	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(wire.AgentPort)}, stopCh, ready, io.Discard, &errOut)
 	if err != nil {
 		return "", nil, err
 	}
@@ -71,7 +69,7 @@ func (f portForwarder) Forward(ctx context.Context, node string) (string, func()
 	select {
 	case <-ready:
 	case <-done:
-		return "", nil, fmt.Errorf("port-forward to the data path agent %s/%s: %w %s", agentNamespace, pod, forwardErr, errOut.String())
+		return "", nil, fmt.Errorf("port-forward to the data path agent %s/%s: %w %s", wire.AgentNamespace, pod, forwardErr, errOut.String())
 	case <-ctx.Done():
 		stop()
 		return "", nil, ctx.Err()
@@ -79,14 +77,14 @@ func (f portForwarder) Forward(ctx context.Context, node string) (string, func()
 	ports, err := pf.GetPorts()
 	if err != nil || len(ports) != 1 {
 		stop()
-		return "", nil, fmt.Errorf("port-forward to %s/%s: ports %v: %w", agentNamespace, pod, ports, err)
+		return "", nil, fmt.Errorf("port-forward to %s/%s: ports %v: %w", wire.AgentNamespace, pod, ports, err)
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d", ports[0].Local), stop, nil
 }
 
 // agentPod is the running agent pod of node.
 func (f portForwarder) agentPod(ctx context.Context, node string) (string, error) {
-	pods, err := f.cs.CoreV1().Pods(agentNamespace).List(ctx, metav1.ListOptions{
+	pods, err := f.cs.CoreV1().Pods(wire.AgentNamespace).List(ctx, metav1.ListOptions{
 		LabelSelector: agentSelector, FieldSelector: "spec.nodeName=" + node})
 	if err != nil {
 		return "", fmt.Errorf("finding the data path agent of node %s: %w", node, err)
@@ -96,5 +94,5 @@ func (f portForwarder) agentPod(ctx context.Context, node string) (string, error
 			return p.Name, nil
 		}
 	}
-	return "", fmt.Errorf("no running data path agent on node %s in namespace %s; is mlkube deployed there?", node, agentNamespace)
+	return "", fmt.Errorf("no running data path agent on node %s in namespace %s; is mlkube deployed there?", node, wire.AgentNamespace)
 }

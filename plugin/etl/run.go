@@ -168,7 +168,7 @@ func (o *runOptions) result(p *Progress, run *v1alpha1.TransformRun) error {
 		}
 	}
 	msg := "failed"
-	if c := meta.FindStatusCondition(run.Status.Conditions, "Failed"); c != nil && c.Message != "" {
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.RunConditionFailed); c != nil && c.Message != "" {
 		msg = "failed: " + c.Message
 	}
 	return errors.New("TransformRun " + run.Name + " " + msg)

@@ -57,7 +57,7 @@ func makePod(job, typ string, index int, node string, phase corev1.PodPhase) *co
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "default", Name: job + "-" + typ + "-" + string(rune('0'+index)),
 			CreationTimestamp: metav1.NewTime(clitest.Now.Add(-30 * time.Minute)),
-			Labels:            map[string]string{labelJobName: job, labelReplicaType: typ, labelReplicaIndex: string(rune('0' + index))},
+			Labels:            map[string]string{v1beta1.LabelJobName: job, v1beta1.LabelReplicaType: typ, v1beta1.LabelReplicaIndex: string(rune('0' + index))},
 		},
 		Spec:   corev1.PodSpec{NodeName: node},
 		Status: corev1.PodStatus{Phase: phase},

@@ -115,7 +115,7 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 	fmt.Fprintf(w, "Replicas:\n  TYPE\tDESIRED\tACTIVE\tSUCCEEDED\tFAILED\tIMAGE\n")
 	for _, rs := range job.Spec.ReplicaSpecs {
 		c := ptr.Deref(st.ReplicaStatuses[rs.MxReplicaType], v1beta1.ReplicaStatus{})
-		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%d\t%s\n", rs.MxReplicaType, replicas(&rs), c.Active, c.Succeeded, c.Failed, image(&rs))
+		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%d\t%s\n", rs.MxReplicaType, rs.ReplicaCount(), c.Active, c.Succeeded, c.Failed, image(&rs))
 	}
 	w.Flush()
 	fmt.Fprintf(w, "Pods:")

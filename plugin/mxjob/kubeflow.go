@@ -128,10 +128,7 @@ func convertMode(kfMode string, specs []v1beta1.ReplicaSpec) (v1beta1.JobMode, s
 	if kfMode != "" && kfMode != "MXTrain" {
 		return "", "", fmt.Errorf("spec.jobMode %s is not supported; only MXTrain jobs convert to MxJobs", kfMode)
 	}
-	mode := v1beta1.LocalMode
-	if len(specs) > 1 || specs[0].MxReplicaType != v1beta1.ReplicaTypeWorker {
-		mode = v1beta1.DistMode
-	}
+	mode := v1beta1.InferMode(specs)
 	if kfMode == "" {
 		kfMode = "(unset)"
 	}

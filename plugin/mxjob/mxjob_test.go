@@ -20,18 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
-	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/plugin/internal/cli/clitest"
 )
-
-// The plugin repeats the controller's pod labels rather than link the controller.
-func TestLabelsMatchTheController(t *testing.T) {
-	got := []string{labelJobName, labelReplicaType, labelReplicaIndex}
-	want := []string{mxjob.LabelJobName, mxjob.LabelReplicaType, mxjob.LabelReplicaIndex}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("labels (-controller +plugin):\n%s", diff)
-	}
-}
 
 func newTestEnv(objs []client.Object, funcs *interceptor.Funcs) *clitest.Env {
 	b := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).
@@ -199,7 +189,7 @@ Events:
 func TestTop(t *testing.T) {
 	usage := func(name, typ, idx, cpu, mem string) *metricsv1beta1.PodMetrics {
 		return &metricsv1beta1.PodMetrics{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: map[string]string{labelJobName: "mnist", labelReplicaType: typ, labelReplicaIndex: idx}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: map[string]string{v1beta1.LabelJobName: "mnist", v1beta1.LabelReplicaType: typ, v1beta1.LabelReplicaIndex: idx}},
 			Containers: []metricsv1beta1.ContainerMetrics{{Name: "mxnet", Usage: corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}},
 		}

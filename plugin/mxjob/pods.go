@@ -23,12 +23,12 @@ type replicaFilter struct {
 
 // listReplicaPods lists a job's replica pods, schedulers first, then by index.
 func listReplicaPods(ctx context.Context, c client.Client, ns, job string, f replicaFilter) ([]corev1.Pod, error) {
-	sel := client.MatchingLabels{labelJobName: job}
+	sel := client.MatchingLabels{v1beta1.LabelJobName: job}
 	if f.typ != "" {
-		sel[labelReplicaType] = f.typ
+		sel[v1beta1.LabelReplicaType] = f.typ
 	}
 	if f.index >= 0 {
-		sel[labelReplicaIndex] = strconv.Itoa(f.index)
+		sel[v1beta1.LabelReplicaIndex] = strconv.Itoa(f.index)
 	}
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(ns), sel); err != nil {
@@ -41,11 +41,11 @@ func listReplicaPods(ctx context.Context, c client.Client, ns, job string, f rep
 // byReplica orders a job's pods (or their metrics) by replica type, as the controller starts
 // them, then by index.
 func byReplica(a, b metav1.Object) int {
-	if d := typeOrder(a.GetLabels()[labelReplicaType]) - typeOrder(b.GetLabels()[labelReplicaType]); d != 0 {
+	if d := typeOrder(a.GetLabels()[v1beta1.LabelReplicaType]) - typeOrder(b.GetLabels()[v1beta1.LabelReplicaType]); d != 0 {
 		return d
 	}
-	ai, _ := strconv.Atoi(a.GetLabels()[labelReplicaIndex])
-	bi, _ := strconv.Atoi(b.GetLabels()[labelReplicaIndex])
+	ai, _ := strconv.Atoi(a.GetLabels()[v1beta1.LabelReplicaIndex])
+	bi, _ := strconv.Atoi(b.GetLabels()[v1beta1.LabelReplicaIndex])
 	if ai != bi {
 		return ai - bi
 	}
@@ -66,7 +66,7 @@ func typeOrder(role string) int {
 func replicaTypeNames() []string {
 	var out []string
 	for _, t := range v1beta1.ReplicaTypes {
-		out = append(out, strings.ToLower(string(t)))
+		out = append(out, t.Role())
 	}
 	return out
 }
@@ -85,7 +85,7 @@ func parseReplicaType(s string) (string, error) {
 
 // replicaOf names a pod's replica as users read it: worker-1.
 func replicaOf(p *corev1.Pod) string {
-	return p.Labels[labelReplicaType] + "-" + p.Labels[labelReplicaIndex]
+	return p.Labels[v1beta1.LabelReplicaType] + "-" + p.Labels[v1beta1.LabelReplicaIndex]
 }
 
 // podStatus is a pod's state as kubectl get pods shows it: a waiting or terminated container's

@@ -11,14 +11,6 @@ import (
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
-// The labels the controller puts on every replica pod (controller/mxjob/names.go; a test keeps
-// them equal). They are repeated here so the plugin does not link the controller.
-const (
-	labelJobName      = "mxnet.mlkube.io/job-name"
-	labelReplicaType  = "mxnet.mlkube.io/replica-type"
-	labelReplicaIndex = "mxnet.mlkube.io/replica-index"
-)
-
 // mxJobs is how MxJobs are listed: list, get and wait's watch share it.
 var mxJobs = cli.Resource[*v1beta1.MxJob]{
 	Plural:  "mxjobs",
@@ -62,7 +54,7 @@ func state(j *v1beta1.MxJob) string {
 
 // replicaCounts is "active/desired" for a replica type, "-" when the job has none of it.
 func replicaCounts(j *v1beta1.MxJob, t v1beta1.ReplicaType) string {
-	rs := replicaSpec(j, t)
+	rs := j.Spec.ReplicaSpecFor(t)
 	if rs == nil {
 		return "-"
 	}
@@ -70,7 +62,7 @@ func replicaCounts(j *v1beta1.MxJob, t v1beta1.ReplicaType) string {
 	if st := j.Status.ReplicaStatuses[t]; st != nil {
 		active = st.Active
 	}
-	return fmt.Sprintf("%d/%d", active, replicas(rs))
+	return fmt.Sprintf("%d/%d", active, rs.ReplicaCount())
 }
 
 // runDuration is how long the job ran (or has run), as kubectl shows a Job's duration.
@@ -83,21 +75,4 @@ func runDuration(j *v1beta1.MxJob, now time.Time) string {
 		end = j.Status.CompletionTime.Time
 	}
 	return cli.Age(*j.Status.StartTime, end)
-}
-
-func replicaSpec(j *v1beta1.MxJob, t v1beta1.ReplicaType) *v1beta1.ReplicaSpec {
-	for i := range j.Spec.ReplicaSpecs {
-		if j.Spec.ReplicaSpecs[i].MxReplicaType == t {
-			return &j.Spec.ReplicaSpecs[i]
-		}
-	}
-	return nil
-}
-
-// replicas is a spec's replica count; the webhook defaults nil to one.
-func replicas(rs *v1beta1.ReplicaSpec) int32 {
-	if rs.Replicas == nil {
-		return v1beta1.DefaultReplicas
-	}
-	return *rs.Replicas
 }

@@ -70,7 +70,7 @@ func buildSubmitJob(s submitSpec) (*v1beta1.MxJob, error) {
 		}
 		c, err := container(s, rf, env)
 		if err != nil {
-			return nil, fmt.Errorf("--%s-*: %w", strings.ToLower(string(t)), err)
+			return nil, fmt.Errorf("--%s-*: %w", t.Role(), err)
 		}
 		rs := v1beta1.ReplicaSpec{
 			MxReplicaType: t,
@@ -176,7 +176,7 @@ func newSubmitCommand(env *cli.Env) *cobra.Command {
 	for _, t := range v1beta1.ReplicaTypes {
 		rf := &roleFlags{}
 		s.roles[t] = rf
-		role := strings.ToLower(string(t))
+		role := t.Role()
 		f.StringVar(&rf.image, role+"-image", "", fmt.Sprintf("Image of the %s, instead of --image.", role))
 		f.StringVar(&rf.cpu, role+"-cpu", "", fmt.Sprintf("CPU of each %s, e.g. 4 or 500m.", role))
 		f.StringVar(&rf.memory, role+"-memory", "", fmt.Sprintf("Memory of each %s, e.g. 8Gi.", role))
@@ -216,7 +216,7 @@ func (o *submitOptions) Validate() error {
 	if s.image == "" {
 		for _, t := range v1beta1.ReplicaTypes {
 			if s.roles[t].image == "" && o.runs(t) {
-				return cli.UsageError(o.cmd, "--image is required (or --%s-image)", strings.ToLower(string(t)))
+				return cli.UsageError(o.cmd, "--image is required (or --%s-image)", t.Role())
 			}
 		}
 	}

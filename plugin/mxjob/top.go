@@ -14,6 +14,7 @@ import (
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
@@ -74,9 +75,9 @@ func (o *topOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sel := client.MatchingLabels{labelJobName: o.name}
+	sel := client.MatchingLabels{v1beta1.LabelJobName: o.name}
 	if o.filter.typ != "" {
-		sel[labelReplicaType] = o.filter.typ
+		sel[v1beta1.LabelReplicaType] = o.filter.typ
 	}
 	var list metricsv1beta1.PodMetricsList
 	if err := c.List(ctx, &list, client.InNamespace(o.ns), sel); err != nil {
@@ -108,7 +109,7 @@ func (o *topOptions) Run(ctx context.Context) error {
 	for i := range list.Items {
 		m := &list.Items[i]
 		cpu, mem := podUsage(m)
-		row := []any{m.Name, m.Labels[labelReplicaType] + "-" + m.Labels[labelReplicaIndex],
+		row := []any{m.Name, m.Labels[v1beta1.LabelReplicaType] + "-" + m.Labels[v1beta1.LabelReplicaIndex],
 			fmt.Sprintf("%dm", cpu.MilliValue()), fmt.Sprintf("%dMi", mem.Value()/(1024*1024))}
 		t.Rows = append(t.Rows, metav1.TableRow{Cells: row, Object: runtime.RawExtension{Object: m}})
 	}

@@ -41,11 +41,6 @@ func WithFQNRoot(dir string) Option {
 	return func(o *options) { o.fqnRoot = dir }
 }
 
-// WithHTTPClient sets the client hpull uses to fetch ?src= URLs.
-func WithHTTPClient(c *http.Client) Option {
-	return func(o *options) { o.client = c }
-}
-
 // WithLogger sets the logger; failed objects are logged at debug level, since
 // the client receives their errors, and broken connections at warning level.
 func WithLogger(l *slog.Logger) Option {

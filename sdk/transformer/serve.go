@@ -12,11 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 )
 
-// Main serves fn on the port of the wire contract (wire.DefaultPort, or the
-// environment variable wire.EnvPort) until SIGTERM or SIGINT, then shuts down
+// Main serves fn on the port of the wire contract (v1alpha1.DefaultPort, or
+// the environment variable wire.EnvPort) until SIGTERM or SIGINT, then shuts down
 // gracefully. It exits the process with status 1 on failure; it is all a
 // transformer's main function needs to call.
 func Main(fn Func, opts ...Option) {
@@ -32,7 +33,7 @@ func Main(fn Func, opts ...Option) {
 // listenAddr is the address to listen on given the value of wire.EnvPort.
 func listenAddr(port string) string {
 	if port == "" {
-		port = strconv.Itoa(wire.DefaultPort)
+		port = strconv.Itoa(int(v1alpha1.DefaultPort))
 	}
 	return ":" + port
 }

@@ -21,7 +21,7 @@ func DefaultSpec(spec *v1beta1.MxJobSpec) {
 		defaultReplicaSpec(&spec.ReplicaSpecs[i])
 	}
 	if spec.JobMode == "" {
-		spec.JobMode = inferMode(spec.ReplicaSpecs)
+		spec.JobMode = v1beta1.InferMode(spec.ReplicaSpecs)
 	}
 	rp := &spec.RunPolicy
 	if rp.CleanPodPolicy == "" {
@@ -30,16 +30,6 @@ func DefaultSpec(spec *v1beta1.MxJobSpec) {
 	if rp.Suspend == nil {
 		rp.Suspend = ptr.To(false)
 	}
-}
-
-// inferMode picks dist when the job has a scheduler or a server, else local.
-func inferMode(specs []v1beta1.ReplicaSpec) v1beta1.JobMode {
-	for _, rs := range specs {
-		if rs.MxReplicaType == v1beta1.ReplicaTypeScheduler || rs.MxReplicaType == v1beta1.ReplicaTypeServer {
-			return v1beta1.DistMode
-		}
-	}
-	return v1beta1.LocalMode
 }
 
 func defaultReplicaSpec(rs *v1beta1.ReplicaSpec) {

@@ -2,8 +2,6 @@ package mxjob
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -51,7 +49,8 @@ func validateName(job *v1beta1.MxJob) field.ErrorList {
 	longest := 0
 	example := ""
 	for _, rs := range job.Spec.ReplicaSpecs {
-		suffix := "-" + strings.ToLower(string(typeOrDefault(rs.MxReplicaType))) + "-" + strconv.Itoa(int(replicasOrDefault(rs.Replicas))-1)
+		// The longest name is the last replica's: the job's name with an empty name before it.
+		suffix := v1beta1.ReplicaName("", typeOrDefault(rs.MxReplicaType), int(rs.ReplicaCount())-1)
 		if len(suffix) > longest {
 			longest, example = len(suffix), suffix
 		}
@@ -67,7 +66,7 @@ func validateSpec(spec *v1beta1.MxJobSpec) field.ErrorList {
 	var errs field.ErrorList
 	mode := spec.JobMode
 	if mode == "" {
-		mode = inferMode(spec.ReplicaSpecs)
+		mode = v1beta1.InferMode(spec.ReplicaSpecs)
 	}
 	errs = append(errs, fieldcheck.OneOf(specPath.Child("jobMode"), string(mode), modes)...)
 	if len(spec.ReplicaSpecs) == 0 {
@@ -86,7 +85,7 @@ func validateSpec(spec *v1beta1.MxJobSpec) field.ErrorList {
 			seen[typ] = i
 		}
 		if typ == v1beta1.ReplicaTypeWorker {
-			workers += replicasOrDefault(rs.Replicas)
+			workers += rs.ReplicaCount()
 		}
 		errs = append(errs, validateReplicaSpec(p, rs, typ)...)
 		if mode == v1beta1.LocalMode && typ != v1beta1.ReplicaTypeWorker {
@@ -113,7 +112,7 @@ func validateSpec(spec *v1beta1.MxJobSpec) field.ErrorList {
 
 func validateReplicaSpec(p *field.Path, rs *v1beta1.ReplicaSpec, typ v1beta1.ReplicaType) field.ErrorList {
 	errs := fieldcheck.OneOf(p.Child("mxReplicaType"), string(typ), replicaTypes)
-	replicas := replicasOrDefault(rs.Replicas)
+	replicas := rs.ReplicaCount()
 	switch {
 	case replicas < 1:
 		errs = append(errs, field.Invalid(p.Child("replicas"), replicas, "must be at least 1"))
@@ -211,13 +210,6 @@ func typeOrDefault(t v1beta1.ReplicaType) v1beta1.ReplicaType {
 		return v1beta1.ReplicaTypeWorker
 	}
 	return t
-}
-
-func replicasOrDefault(r *int32) int32 {
-	if r == nil {
-		return v1beta1.DefaultReplicas
-	}
-	return *r
 }
 
 // Warnings points out template fields the controller overrides, so nobody relies on them.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // Default fills every field the design defaults. It is idempotent.
@@ -44,7 +45,7 @@ func DefaultSpec(spec *v1alpha1.TransformSpec) {
 // defaultTransformerContainer gives a pod template's container the port named "default" the
 // agent talks to, and a readiness probe on GET /health there.
 func defaultTransformerContainer(c *corev1.Container) {
-	if DefaultPort(c.Ports) == nil {
+	if v1alpha1.TransformerPort(c.Ports) == nil {
 		named := false
 		for i := range c.Ports {
 			if c.Ports[i].Name == "" && c.Ports[i].ContainerPort == v1alpha1.DefaultPort {
@@ -60,17 +61,7 @@ func defaultTransformerContainer(c *corev1.Container) {
 	}
 	if c.ReadinessProbe == nil {
 		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-			Path: v1alpha1.DefaultHealthPath, Port: intstr.FromString(v1alpha1.DefaultPortName),
+			Path: wire.PathHealth, Port: intstr.FromString(v1alpha1.DefaultPortName),
 		}}}
 	}
-}
-
-// DefaultPort returns the port named "default", or nil.
-func DefaultPort(ports []corev1.ContainerPort) *corev1.ContainerPort {
-	for i := range ports {
-		if ports[i].Name == v1alpha1.DefaultPortName {
-			return &ports[i]
-		}
-	}
-	return nil
 }

@@ -111,7 +111,7 @@ func validatePodTemplate(p *field.Path, tmpl *corev1.PodTemplateSpec) field.Erro
 	}
 	errs := fieldcheck.Containers(cp, containers)
 	c := &containers[0]
-	if DefaultPort(c.Ports) == nil {
+	if v1alpha1.TransformerPort(c.Ports) == nil {
 		errs = append(errs, field.Required(cp.Index(0).Child("ports"), fmt.Sprintf(
 			"a port named %q is required: the node agent talks to the transformer there", v1alpha1.DefaultPortName)))
 	}

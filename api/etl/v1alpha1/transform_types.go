@@ -62,7 +62,6 @@ const (
 	MaxObjectTimeout     = time.Hour
 	DefaultPort          = int32(8000)
 	DefaultPortName      = "default"
-	DefaultHealthPath    = "/health"
 	DefaultFunction      = "transform"
 	DefaultFailurePolicy = FailureAbort
 )
@@ -307,12 +306,6 @@ type TransformList struct {
 	// items are the Transforms.
 	Items []Transform `json:"items"`
 }
-
-// NodeHashLength is the length of the node hash in a transformer pod's name, <name>-<node hash>.
-const NodeHashLength = 8
-
-// MaxNameLength keeps "<name>-<node hash>" within a 63-character DNS label.
-const MaxNameLength = 63 - 1 - NodeHashLength
 
 // CodeRuntimes lists the runtimes spec.code.runtime may name: those mlkube ships an image for.
 var CodeRuntimes = []string{"python3.11"}

@@ -148,6 +148,23 @@ const (
 	RunSuspended RunPhase = "Suspended"
 )
 
+// The conditions of a TransformRun: Complete, Failed or Suspended is True once the run is in that
+// phase; pipelines waiting on a run, and kubectl etl, read them.
+const (
+	RunConditionComplete  = "Complete"
+	RunConditionFailed    = "Failed"
+	RunConditionSuspended = "Suspended"
+)
+
+// Reasons of a TransformRun's conditions and events.
+const (
+	RunReasonCompleted     = "Completed"
+	RunReasonNodeFailed    = "NodeFailed"
+	RunReasonObjectsFailed = "ObjectsFailed"
+	RunReasonSuspended     = "Suspended"
+	RunReasonResumed       = "Resumed"
+)
+
 // RunCounts counts objects and bytes of a run: Planned is what the run found to transform;
 // Done, Failed and Skipped are what it did (Skipped: done by an earlier attempt, per the journal).
 type RunCounts struct {

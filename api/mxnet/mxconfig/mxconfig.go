@@ -1,4 +1,5 @@
-// Package mxconfig is the MX_CONFIG contract: the JSON description of a whole MxJob that the MxJob
+// Package mxconfig is the replica environment contract of MxJobs: the DMLC variables and
+// MX_CONFIG, the JSON description of a whole MxJob that the MxJob
 // controller gives every replica and that MXNet launchers, and mlkube's own test workload, read.
 // Both sides use these types, so the writer and the readers cannot drift apart. It imports only
 // the standard library: a workload links none of Kubernetes by reading it.
@@ -11,6 +12,19 @@ import (
 
 // EnvName is the environment variable that carries the configuration.
 const EnvName = "MX_CONFIG"
+
+// The DMLC environment the controller sets beside MX_CONFIG on every replica's containers: what
+// ps-lite and MXNet read to find the scheduler and size the topology, and what mlkube's test
+// workload checks.
+const (
+	EnvRole          = "DMLC_ROLE"
+	EnvRootURI       = "DMLC_PS_ROOT_URI"
+	EnvRootPort      = "DMLC_PS_ROOT_PORT"
+	EnvNumServer     = "DMLC_NUM_SERVER"
+	EnvNumWorker     = "DMLC_NUM_WORKER"
+	EnvUseKubernetes = "DMLC_USE_KUBERNETES"
+	EnvWorkerID      = "DMLC_WORKER_ID"
+)
 
 // Config is the value of MX_CONFIG:
 // {"cluster":{"scheduler":[{"url":"j-scheduler-0","port":9091}],"server":[…],"worker":[…]},"task":{"type":"worker","index":0}}.

@@ -37,3 +37,27 @@ func TestParseAllowsLaunchersFields(t *testing.T) {
 		t.Error("Parse of broken JSON: no error")
 	}
 }
+
+func TestParseKubeflowConfig(t *testing.T) {
+	// The kubeflow operator adds "labels"; unknown fields must not break parsing.
+	got, err := Parse(`{"cluster":{"scheduler":[{"url":"j-scheduler-0","port":9091}],` +
+		`"server":[{"url":"j-server-0","port":9092}],"worker":[{"url":"j-worker-0","port":9093}]},` +
+		`"labels":{"scheduler":""},"task":{"type":"server","index":0}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Cluster: Cluster{
+			Scheduler: []Endpoint{{URL: "j-scheduler-0", Port: 9091}},
+			Server:    []Endpoint{{URL: "j-server-0", Port: 9092}},
+			Worker:    []Endpoint{{URL: "j-worker-0", Port: 9093}},
+		},
+		Task: Task{Type: "server", Index: 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MX_CONFIG (-want +got):\n%s", diff)
+	}
+	if _, err := Parse(`{"cluster":{"worker":"j-worker-0"}}`); err == nil {
+		t.Error("a cluster entry that is not a list parsed without error")
+	}
+}

@@ -192,7 +192,6 @@ const (
 	StateRunning   State = "Running"
 	StateSucceeded State = "Succeeded"
 	StateFailed    State = "Failed"
-	StateUnknown   State = "Unknown"
 	// StateSuspended: runPolicy.suspend is true and the job's pods are deleted.
 	StateSuspended State = "Suspended"
 )
@@ -223,7 +222,7 @@ type MxJobStatus struct {
 	// Running, CleanUp, Failed or Done.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
-	// state is the job's outcome: Running, Succeeded, Failed, Suspended or Unknown.
+	// state is the job's outcome: Running, Succeeded, Failed or Suspended.
 	// +optional
 	State State `json:"state,omitempty"`
 	// reason says why the job is in its state, naming the replica that decided it.

@@ -94,7 +94,7 @@ func TestTransformRunFansOutAndSucceeds(t *testing.T) {
 	if got.Status.ErrorManifest != "mlkube-errors-"+string(got.UID)+".jsonl" {
 		t.Errorf("errorManifest %q", got.Status.ErrorManifest)
 	}
-	if c := meta.FindStatusCondition(got.Status.Conditions, transformrun.ConditionComplete); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.RunConditionComplete); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("conditions %s; want Complete", conditionMessages(got))
 	}
 	var nodes []string
@@ -147,8 +147,8 @@ func TestTransformRunFailsANodeLostPastTheGracePeriod(t *testing.T) {
 	if took := time.Since(lost); took < grace {
 		t.Errorf("failed %v after the agent was lost at %v; want the grace period %v first: %s", took, lost, grace, conditionMessages(got))
 	}
-	c := meta.FindStatusCondition(got.Status.Conditions, transformrun.ConditionFailed)
-	if c == nil || c.Reason != transformrun.ReasonNodeFailed || !strings.Contains(c.Message, "node lost-b's agent unreachable since") {
+	c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.RunConditionFailed)
+	if c == nil || c.Reason != v1alpha1.RunReasonNodeFailed || !strings.Contains(c.Message, "node lost-b's agent unreachable since") {
 		t.Errorf("conditions %s; want Failed saying node lost-b's agent is unreachable since when", conditionMessages(got))
 	}
 	// Without continueOnError the run fails as a whole: the other node's share is stopped.
@@ -171,7 +171,7 @@ func TestTransformRunSuspendsAndResumes(t *testing.T) {
 	if _, _, deletes := a.calls(); deletes == 0 {
 		t.Errorf("%s was not told to stop", a)
 	}
-	if c := meta.FindStatusCondition(got.Status.Conditions, transformrun.ConditionSuspended); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.RunConditionSuspended); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("conditions %s; want Suspended", conditionMessages(got))
 	}
 	if got.Status.Nodes[0].Phase != v1alpha1.RunSuspended {
@@ -184,7 +184,7 @@ func TestTransformRunSuspendsAndResumes(t *testing.T) {
 	if puts, _, _ := a.calls(); puts != 2 {
 		t.Errorf("%d PUTs; want 2, the second resuming", puts)
 	}
-	if c := meta.FindStatusCondition(got.Status.Conditions, transformrun.ConditionSuspended); c == nil || c.Reason != transformrun.ReasonResumed {
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.RunConditionSuspended); c == nil || c.Reason != v1alpha1.RunReasonResumed {
 		t.Errorf("conditions %s; want Suspended False, Resumed", conditionMessages(got))
 	}
 	if tot := got.Status.Totals; tot.DoneObjects+tot.SkippedObjects != 200 {
@@ -270,7 +270,7 @@ func TestTransformRunWithContinueOnErrorFinishesListingALostNode(t *testing.T) {
 	if n := got.Status.Nodes[0]; n.Phase != v1alpha1.RunSucceeded || n.DoneObjects != 60 {
 		t.Errorf("node coe-a %+v; want Succeeded with its 60 objects", n)
 	}
-	c := meta.FindStatusCondition(got.Status.Conditions, transformrun.ConditionFailed)
+	c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.RunConditionFailed)
 	if c == nil || !strings.Contains(c.Message, "node coe-b's agent unreachable since") || strings.Contains(c.Message, "coe-a") {
 		t.Errorf("conditions %s; want Failed listing node coe-b alone", conditionMessages(got))
 	}

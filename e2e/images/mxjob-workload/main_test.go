@@ -7,19 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mlkube/mlkube/api/mxnet/mxconfig"
 	"github.com/mlkube/mlkube/e2e/workloads/psrendezvous"
 )
 
 // localEnv is what the controller gives the one worker of a local MxJob.
 var localEnv = map[string]string{
-	psrendezvous.EnvRole:          "worker",
-	psrendezvous.EnvRootURI:       "",
-	psrendezvous.EnvRootPort:      "0",
-	psrendezvous.EnvNumServer:     "0",
-	psrendezvous.EnvNumWorker:     "1",
-	psrendezvous.EnvUseKubernetes: "1",
-	psrendezvous.EnvWorkerID:      "0",
-	psrendezvous.EnvMXConfig:      `{"cluster":{"worker":[{"url":"solo-worker-0","port":9091}]},"task":{"type":"worker","index":0}}`,
+	mxconfig.EnvRole:          "worker",
+	mxconfig.EnvRootURI:       "",
+	mxconfig.EnvRootPort:      "0",
+	mxconfig.EnvNumServer:     "0",
+	mxconfig.EnvNumWorker:     "1",
+	mxconfig.EnvUseKubernetes: "1",
+	mxconfig.EnvWorkerID:      "0",
+	mxconfig.EnvName:          `{"cluster":{"worker":[{"url":"solo-worker-0","port":9091}]},"task":{"type":"worker","index":0}}`,
 }
 
 func TestRun(t *testing.T) {
@@ -47,7 +48,7 @@ func TestRun(t *testing.T) {
 			wantCode: 3,
 		},
 		"bad environment names the variable": {
-			env:        map[string]string{psrendezvous.EnvNumWorker: "two"},
+			env:        map[string]string{mxconfig.EnvNumWorker: "two"},
 			wantCode:   exitUsage,
 			wantStderr: `DMLC_NUM_WORKER: must be an integer in 0..10000, got "two"`,
 		},

@@ -6,18 +6,8 @@ import (
 	"net"
 	"strconv"
 	"time"
-)
 
-// The DMLC contract: variables the controller sets on every replica's containers.
-const (
-	EnvRole          = "DMLC_ROLE"
-	EnvRootURI       = "DMLC_PS_ROOT_URI"
-	EnvRootPort      = "DMLC_PS_ROOT_PORT"
-	EnvNumServer     = "DMLC_NUM_SERVER"
-	EnvNumWorker     = "DMLC_NUM_WORKER"
-	EnvUseKubernetes = "DMLC_USE_KUBERNETES"
-	EnvWorkerID      = "DMLC_WORKER_ID"
-	EnvMXConfig      = "MX_CONFIG"
+	"github.com/mlkube/mlkube/api/mxnet/mxconfig"
 )
 
 // Knobs the e2e tests set on the workload itself; the command also accepts each as
@@ -114,7 +104,7 @@ type Config struct {
 	Deadline   time.Duration
 	Sleep      time.Duration
 	Fail       FailurePlan
-	MXConfig   MXConfig
+	MXConfig   mxconfig.Config
 }
 
 // Node is this replica's [NodeName].
@@ -126,13 +116,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	r := &envReader{getenv: getenv}
 	var c Config
 	c.Role = r.role()
-	if v := getenv(EnvUseKubernetes); v != "1" {
-		r.fail(EnvUseKubernetes, `must be "1", got %q`, v)
+	if v := getenv(mxconfig.EnvUseKubernetes); v != "1" {
+		r.fail(mxconfig.EnvUseKubernetes, `must be "1", got %q`, v)
 	}
-	uri := getenv(EnvRootURI)
-	rootPort := r.requiredInt(EnvRootPort, 0, 65535)
-	c.Servers = r.requiredInt(EnvNumServer, 0, maxReplicas)
-	c.Workers = r.requiredInt(EnvNumWorker, 0, maxReplicas)
+	uri := getenv(mxconfig.EnvRootURI)
+	rootPort := r.requiredInt(mxconfig.EnvRootPort, 0, 65535)
+	c.Servers = r.requiredInt(mxconfig.EnvNumServer, 0, maxReplicas)
+	c.Workers = r.requiredInt(mxconfig.EnvNumWorker, 0, maxReplicas)
 	c.Local = uri == ""
 	if c.Local {
 		r.checkLocal(c, rootPort)
@@ -145,7 +135,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		c.ListenPort = r.optionalInt(EnvServerPort, rootPort, 0, 65535)
 	}
 	if c.Role == RoleWorker {
-		c.Index = r.requiredInt(EnvWorkerID, 0, maxReplicas)
+		c.Index = r.requiredInt(mxconfig.EnvWorkerID, 0, maxReplicas)
 	}
 	c.MXConfig = r.mxConfig()
 	if len(r.errs) == 0 {
@@ -159,11 +149,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 }
 
 func (r *envReader) role() Role {
-	v := Role(r.getenv(EnvRole))
+	v := Role(r.getenv(mxconfig.EnvRole))
 	switch v {
 	case RoleScheduler, RoleServer, RoleWorker:
 	default:
-		r.fail(EnvRole, `must be "scheduler", "server" or "worker", got %q`, v)
+		r.fail(mxconfig.EnvRole, `must be "scheduler", "server" or "worker", got %q`, v)
 	}
 	return v
 }
@@ -171,29 +161,29 @@ func (r *envReader) role() Role {
 // checkLocal holds local mode to what the controller promises for it.
 func (r *envReader) checkLocal(c Config, rootPort int) {
 	if rootPort != 0 {
-		r.fail(EnvRootPort, `must be "0" in local mode (%s empty), got %d`, EnvRootURI, rootPort)
+		r.fail(mxconfig.EnvRootPort, `must be "0" in local mode (%s empty), got %d`, mxconfig.EnvRootURI, rootPort)
 	}
 	if c.Role == RoleScheduler || c.Role == RoleServer {
-		r.fail(EnvRole, `must be "worker" in local mode (%s empty), got %q`, EnvRootURI, c.Role)
+		r.fail(mxconfig.EnvRole, `must be "worker" in local mode (%s empty), got %q`, mxconfig.EnvRootURI, c.Role)
 	}
 	if c.Servers != 0 {
-		r.fail(EnvNumServer, "must be 0 in local mode (%s empty), got %d", EnvRootURI, c.Servers)
+		r.fail(mxconfig.EnvNumServer, "must be 0 in local mode (%s empty), got %d", mxconfig.EnvRootURI, c.Servers)
 	}
 	if c.Workers != 1 {
-		r.fail(EnvNumWorker, "must be 1 in local mode (%s empty), got %d", EnvRootURI, c.Workers)
+		r.fail(mxconfig.EnvNumWorker, "must be 1 in local mode (%s empty), got %d", mxconfig.EnvRootURI, c.Workers)
 	}
 }
 
 // checkDist rejects a dist job that could never complete.
 func (r *envReader) checkDist(c Config, rootPort int) {
 	if rootPort == 0 {
-		r.fail(EnvRootPort, "must be a port (1-65535) in dist mode (%s set)", EnvRootURI)
+		r.fail(mxconfig.EnvRootPort, "must be a port (1-65535) in dist mode (%s set)", mxconfig.EnvRootURI)
 	}
 	if c.Servers == 0 {
-		r.fail(EnvNumServer, "must be at least 1 in dist mode (%s set)", EnvRootURI)
+		r.fail(mxconfig.EnvNumServer, "must be at least 1 in dist mode (%s set)", mxconfig.EnvRootURI)
 	}
 	if c.Workers == 0 {
-		r.fail(EnvNumWorker, "must be at least 1 in dist mode (%s set)", EnvRootURI)
+		r.fail(mxconfig.EnvNumWorker, "must be at least 1 in dist mode (%s set)", mxconfig.EnvRootURI)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mlkube/mlkube/api/mxnet/mxconfig"
 )
 
 const testMXCluster = `"cluster":{` +
@@ -19,16 +21,16 @@ const testMXCluster = `"cluster":{` +
 // 2 servers and 3 workers.
 func distEnv(role Role, index int) map[string]string {
 	env := map[string]string{
-		EnvRole:          string(role),
-		EnvRootURI:       "train-scheduler-0",
-		EnvRootPort:      "9091",
-		EnvNumServer:     "2",
-		EnvNumWorker:     "3",
-		EnvUseKubernetes: "1",
-		EnvMXConfig:      fmt.Sprintf(`{%s,"task":{"type":%q,"index":%d}}`, testMXCluster, role, index),
+		mxconfig.EnvRole:          string(role),
+		mxconfig.EnvRootURI:       "train-scheduler-0",
+		mxconfig.EnvRootPort:      "9091",
+		mxconfig.EnvNumServer:     "2",
+		mxconfig.EnvNumWorker:     "3",
+		mxconfig.EnvUseKubernetes: "1",
+		mxconfig.EnvName:          fmt.Sprintf(`{%s,"task":{"type":%q,"index":%d}}`, testMXCluster, role, index),
 	}
 	if role == RoleWorker {
-		env[EnvWorkerID] = fmt.Sprint(index)
+		env[mxconfig.EnvWorkerID] = fmt.Sprint(index)
 	}
 	return env
 }
@@ -36,14 +38,14 @@ func distEnv(role Role, index int) map[string]string {
 // localEnv is what the controller gives the one worker of a local job.
 func localEnv() map[string]string {
 	return map[string]string{
-		EnvRole:          "worker",
-		EnvRootURI:       "",
-		EnvRootPort:      "0",
-		EnvNumServer:     "0",
-		EnvNumWorker:     "1",
-		EnvUseKubernetes: "1",
-		EnvWorkerID:      "0",
-		EnvMXConfig:      `{"cluster":{"worker":[{"url":"solo-worker-0","port":9091}]},"task":{"type":"worker","index":0}}`,
+		mxconfig.EnvRole:          "worker",
+		mxconfig.EnvRootURI:       "",
+		mxconfig.EnvRootPort:      "0",
+		mxconfig.EnvNumServer:     "0",
+		mxconfig.EnvNumWorker:     "1",
+		mxconfig.EnvUseKubernetes: "1",
+		mxconfig.EnvWorkerID:      "0",
+		mxconfig.EnvName:          `{"cluster":{"worker":[{"url":"solo-worker-0","port":9091}]},"task":{"type":"worker","index":0}}`,
 	}
 }
 
@@ -61,8 +63,8 @@ func getenv(env map[string]string) func(string) string {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	mx := func(task string) MXConfig {
-		c, err := ParseMXConfig(fmt.Sprintf(`{%s,"task":%s}`, testMXCluster, task))
+	mx := func(task string) mxconfig.Config {
+		c, err := mxconfig.Parse(fmt.Sprintf(`{%s,"task":%s}`, testMXCluster, task))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +102,7 @@ func TestConfigFromEnv(t *testing.T) {
 			env: localEnv(),
 			want: Config{Role: RoleWorker, Local: true, Topology: Topology{Workers: 1}, Deadline: DefaultDeadline,
 				Fail:     FailurePlan{Code: 1, Mode: FailAlways},
-				MXConfig: MXConfig{Cluster: MXCluster{Worker: []MXEndpoint{{URL: "solo-worker-0", Port: 9091}}}, Task: MXTask{Type: "worker"}}},
+				MXConfig: mxconfig.Config{Cluster: mxconfig.Cluster{Worker: []mxconfig.Endpoint{{URL: "solo-worker-0", Port: 9091}}}, Task: mxconfig.Task{Type: "worker"}}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -132,7 +134,7 @@ func TestConfigFromEnvErrors(t *testing.T) {
 			},
 		},
 		"bad numbers, reported once each": {
-			env: with(distEnv(RoleWorker, 0), EnvRootPort, "http", EnvNumWorker, "-1", EnvWorkerID, "one"),
+			env: with(distEnv(RoleWorker, 0), mxconfig.EnvRootPort, "http", mxconfig.EnvNumWorker, "-1", mxconfig.EnvWorkerID, "one"),
 			want: []string{
 				`DMLC_PS_ROOT_PORT: must be an integer in 0..65535, got "http"`,
 				`DMLC_NUM_WORKER: must be an integer in 0..10000, got "-1"`,
@@ -140,25 +142,25 @@ func TestConfigFromEnvErrors(t *testing.T) {
 			},
 		},
 		"dist without servers": {
-			env:  with(distEnv(RoleWorker, 0), EnvNumServer, "0"),
+			env:  with(distEnv(RoleWorker, 0), mxconfig.EnvNumServer, "0"),
 			want: []string{"DMLC_NUM_SERVER: must be at least 1 in dist mode (DMLC_PS_ROOT_URI set)"},
 		},
 		"local with a port": {
-			env:  with(localEnv(), EnvRootPort, "9091"),
+			env:  with(localEnv(), mxconfig.EnvRootPort, "9091"),
 			want: []string{`DMLC_PS_ROOT_PORT: must be "0" in local mode (DMLC_PS_ROOT_URI empty), got 9091`},
 		},
 		"local scheduler": {
-			env: with(localEnv(), EnvRole, "scheduler"),
+			env: with(localEnv(), mxconfig.EnvRole, "scheduler"),
 			want: []string{
 				`DMLC_ROLE: must be "worker" in local mode (DMLC_PS_ROOT_URI empty), got "scheduler"`,
 			},
 		},
 		"MX_CONFIG not JSON": {
-			env:  with(distEnv(RoleWorker, 0), EnvMXConfig, `{"cluster":`),
+			env:  with(distEnv(RoleWorker, 0), mxconfig.EnvName, `{"cluster":`),
 			want: []string{"MX_CONFIG: not valid JSON: unexpected end of JSON input"},
 		},
 		"MX_CONFIG disagrees with the DMLC variables": {
-			env: with(distEnv(RoleWorker, 1), EnvRootURI, "other-scheduler-0", EnvNumWorker, "4", EnvWorkerID, "2"),
+			env: with(distEnv(RoleWorker, 1), mxconfig.EnvRootURI, "other-scheduler-0", mxconfig.EnvNumWorker, "4", mxconfig.EnvWorkerID, "2"),
 			want: []string{
 				"MX_CONFIG: cluster.worker has 3 entries but DMLC_NUM_WORKER implies 4",
 				"MX_CONFIG: cluster.scheduler[0] is train-scheduler-0:9091 but DMLC_PS_ROOT_URI:DMLC_PS_ROOT_PORT is other-scheduler-0:9091",
@@ -166,11 +168,11 @@ func TestConfigFromEnvErrors(t *testing.T) {
 			},
 		},
 		"MX_CONFIG for another role": {
-			env:  with(distEnv(RoleServer, 0), EnvRole, "worker", EnvWorkerID, "0"),
+			env:  with(distEnv(RoleServer, 0), mxconfig.EnvRole, "worker", mxconfig.EnvWorkerID, "0"),
 			want: []string{`MX_CONFIG: task.type is "server" but DMLC_ROLE is "worker"`},
 		},
 		"MX_CONFIG index out of range": {
-			env:  with(distEnv(RoleServer, 0), EnvMXConfig, fmt.Sprintf(`{%s,"task":{"type":"server","index":2}}`, testMXCluster)),
+			env:  with(distEnv(RoleServer, 0), mxconfig.EnvName, fmt.Sprintf(`{%s,"task":{"type":"server","index":2}}`, testMXCluster)),
 			want: []string{"MX_CONFIG: task.index 2 is outside cluster.server (2 entries)"},
 		},
 		"bad knobs": {
@@ -198,29 +200,5 @@ func TestConfigFromEnvErrors(t *testing.T) {
 				t.Errorf("error lines (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestParseMXConfig(t *testing.T) {
-	// The kubeflow operator adds "labels"; unknown fields must not break parsing.
-	got, err := ParseMXConfig(`{"cluster":{"scheduler":[{"url":"j-scheduler-0","port":9091}],` +
-		`"server":[{"url":"j-server-0","port":9092}],"worker":[{"url":"j-worker-0","port":9093}]},` +
-		`"labels":{"scheduler":""},"task":{"type":"server","index":0}}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := MXConfig{
-		Cluster: MXCluster{
-			Scheduler: []MXEndpoint{{URL: "j-scheduler-0", Port: 9091}},
-			Server:    []MXEndpoint{{URL: "j-server-0", Port: 9092}},
-			Worker:    []MXEndpoint{{URL: "j-worker-0", Port: 9093}},
-		},
-		Task: MXTask{Type: "server", Index: 0},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("MX_CONFIG (-want +got):\n%s", diff)
-	}
-	if _, err := ParseMXConfig(`{"cluster":{"worker":"j-worker-0"}}`); err == nil {
-		t.Error("a cluster entry that is not a list parsed without error")
 	}
 }

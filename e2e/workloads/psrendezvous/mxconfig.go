@@ -2,20 +2,8 @@ package psrendezvous
 
 import "github.com/mlkube/mlkube/api/mxnet/mxconfig"
 
-// The MX_CONFIG types are the controller's own (package mxconfig), so that what this workload
-// checks is what the controller writes; the names stay for the workload's callers.
-type (
-	MXConfig   = mxconfig.Config
-	MXCluster  = mxconfig.Cluster
-	MXEndpoint = mxconfig.Endpoint
-	MXTask     = mxconfig.Task
-)
-
-// ParseMXConfig decodes MX_CONFIG; see mxconfig.Parse.
-func ParseMXConfig(s string) (MXConfig, error) { return mxconfig.Parse(s) }
-
 // endpoints returns the cluster entries of one role.
-func endpoints(c MXCluster, r Role) []MXEndpoint {
+func endpoints(c mxconfig.Cluster, r Role) []mxconfig.Endpoint {
 	switch r {
 	case RoleScheduler:
 		return c.Scheduler
@@ -26,15 +14,15 @@ func endpoints(c MXCluster, r Role) []MXEndpoint {
 	}
 }
 
-func (r *envReader) mxConfig() MXConfig {
-	v := r.getenv(EnvMXConfig)
+func (r *envReader) mxConfig() mxconfig.Config {
+	v := r.getenv(mxconfig.EnvName)
 	if v == "" {
-		r.fail(EnvMXConfig, "required but not set")
-		return MXConfig{}
+		r.fail(mxconfig.EnvName, "required but not set")
+		return mxconfig.Config{}
 	}
-	c, err := ParseMXConfig(v)
+	c, err := mxconfig.Parse(v)
 	if err != nil {
-		r.fail(EnvMXConfig, "%v", err)
+		r.fail(mxconfig.EnvName, "%v", err)
 	}
 	return c
 }
@@ -44,9 +32,9 @@ func (r *envReader) mxConfig() MXConfig {
 // It runs only on values that parsed, so every mismatch is a finding of its own.
 func (r *envReader) checkMXConfig(c Config, rootURI string, rootPort int) int {
 	mx := c.MXConfig
-	mismatch := func(format string, args ...any) { r.add(EnvMXConfig, format, args...) }
+	mismatch := func(format string, args ...any) { r.add(mxconfig.EnvName, format, args...) }
 	if mx.Task.Type != string(c.Role) {
-		mismatch("task.type is %q but %s is %q", mx.Task.Type, EnvRole, c.Role)
+		mismatch("task.type is %q but %s is %q", mx.Task.Type, mxconfig.EnvRole, c.Role)
 	}
 	schedulers := 1
 	if c.Local {
@@ -57,9 +45,9 @@ func (r *envReader) checkMXConfig(c Config, rootURI string, rootPort int) int {
 		count int
 		env   string
 	}{
-		{RoleScheduler, schedulers, EnvRootURI},
-		{RoleServer, c.Servers, EnvNumServer},
-		{RoleWorker, c.Workers, EnvNumWorker},
+		{RoleScheduler, schedulers, mxconfig.EnvRootURI},
+		{RoleServer, c.Servers, mxconfig.EnvNumServer},
+		{RoleWorker, c.Workers, mxconfig.EnvNumWorker},
 	} {
 		if n := len(endpoints(mx.Cluster, want.role)); n != want.count {
 			mismatch("cluster.%s has %d entries but %s implies %d", want.role, n, want.env, want.count)
@@ -67,13 +55,13 @@ func (r *envReader) checkMXConfig(c Config, rootURI string, rootPort int) int {
 	}
 	if s := mx.Cluster.Scheduler; len(s) == 1 && (s[0].URL != rootURI || int(s[0].Port) != rootPort) {
 		mismatch("cluster.scheduler[0] is %s:%d but %s:%s is %s:%d",
-			s[0].URL, s[0].Port, EnvRootURI, EnvRootPort, rootURI, rootPort)
+			s[0].URL, s[0].Port, mxconfig.EnvRootURI, mxconfig.EnvRootPort, rootURI, rootPort)
 	}
 	if n := len(endpoints(mx.Cluster, c.Role)); mx.Task.Index < 0 || mx.Task.Index >= n {
 		mismatch("task.index %d is outside cluster.%s (%d entries)", mx.Task.Index, c.Role, n)
 	}
 	if c.Role == RoleWorker && mx.Task.Index != c.Index {
-		mismatch("task.index is %d but %s is %d", mx.Task.Index, EnvWorkerID, c.Index)
+		mismatch("task.index is %d but %s is %d", mx.Task.Index, mxconfig.EnvWorkerID, c.Index)
 	}
 	return mx.Task.Index
 }
