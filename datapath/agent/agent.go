@@ -15,6 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/egress"
 )
@@ -78,7 +81,7 @@ func DefaultOptions() Options {
 // Agent serves the data path API of one node.
 type Agent struct {
 	opts Options
-	// root is the node's data directory (see dataRoot).
+	// root is the node's data directory (package dataroot).
 	root     *os.Root
 	resolver Resolver
 	log      *slog.Logger
@@ -88,7 +91,7 @@ type Agent struct {
 	ws                wsPools
 	inflight          inflight
 	metrics           *metrics
-	panics            *panics
+	panics            *panics.Reporter
 	stats             recorder
 	nodeRuns          nodeRuns
 	limits            nodeLimits
@@ -117,7 +120,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("agent: stream idle timeout %s, write timeout %s and ping interval %s must be positive",
 			opts.StreamIdleTimeout, opts.WriteTimeout, opts.PingInterval)
 	}
-	root, err := openNodeRoot(opts.DataRoot)
+	root, err := dataroot.Open(opts.DataRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +142,7 @@ func New(opts Options) (*Agent, error) {
 		stats:   recorder{node: opts.Node},
 		limits:  nodeLimits{maxRuns: opts.MaxOfflineRuns, maxWorkers: opts.MaxOfflineWorkers, maxStreams: opts.MaxStreams},
 	}
-	a.panics = &panics{log: a.log, count: a.metrics.panics}
+	a.panics = &panics.Reporter{Log: a.log, Count: a.metrics.panics}
 	a.ws = wsPools{size: opts.WSConns, writeTimeout: opts.WriteTimeout, panics: a.panics}
 	a.promHandler = promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
 	return a, nil
@@ -160,8 +163,8 @@ func newTransport() *http.Transport {
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
-		WriteBufferSize:     bufferSize,
-		ReadBufferSize:      bufferSize,
+		WriteBufferSize:     bufpool.ObjectSize,
+		ReadBufferSize:      bufpool.ObjectSize,
 	}
 }
 
@@ -213,7 +216,7 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == PathHealth:
 		_, _ = io.WriteString(w, "ok") // a client that went away has nothing to be told
 	default:
-		a.fail(w, transformPath{}, notFound(fmt.Errorf("no such path %s", path)))
+		a.fail(w, transformPath{}, status.NotFound(fmt.Errorf("no such path %s", path)))
 	}
 }
 

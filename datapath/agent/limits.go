@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/mlkube/mlkube/datapath/internal/status"
 	"net/http"
 	"sync"
 )
@@ -18,12 +19,6 @@ type nodeLimits struct {
 	streams       int
 }
 
-// errTooMany answers a request past a node-wide cap with 429.
-func errTooMany(what string, limit int, option string) error {
-	return withStatus(http.StatusTooManyRequests, fmt.Errorf(
-		"this node already holds %d %s, its limit (%s); retry later", limit, what, option))
-}
-
 // admitRun takes a run's share (one run, its workers), or fails with 429;
 // releaseRun gives it back.
 func (l *nodeLimits) admitRun(workers int) error {
@@ -31,9 +26,9 @@ func (l *nodeLimits) admitRun(workers int) error {
 	defer l.mu.Unlock()
 	switch {
 	case l.runs >= l.maxRuns:
-		return errTooMany("concurrent offline runs", l.maxRuns, "--max-offline-runs")
+		return status.TooMany("concurrent offline runs", l.maxRuns, "--max-offline-runs")
 	case l.workers+workers > l.maxWorkers:
-		return withStatus(http.StatusTooManyRequests, fmt.Errorf(
+		return status.With(http.StatusTooManyRequests, fmt.Errorf(
 			"%d more offline workers would exceed this node's limit of %d (--max-offline-workers; %d in use); retry later or ask for fewer workers",
 			workers, l.maxWorkers, l.workers))
 	}
@@ -55,7 +50,7 @@ func (l *nodeLimits) admitStream() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.streams >= l.maxStreams {
-		return errTooMany("streams", l.maxStreams, "--max-streams")
+		return status.TooMany("streams", l.maxStreams, "--max-streams")
 	}
 	l.streams++
 	return nil

@@ -16,6 +16,11 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/datapath/internal/recent"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
 // nodeRun is one attempt at this node's share of a TransformRun: the
@@ -33,7 +38,7 @@ type nodeRun struct {
 	// the attempt's journal, error log and destination lock, nil in a dry
 	// run.
 	root *os.Root
-	data *dataRoot
+	data *dataroot.Namespace
 	files
 
 	// ctx ends when the agent closes: objects in flight are abandoned
@@ -47,7 +52,7 @@ type nodeRun struct {
 	stopped atomic.Pointer[stopCause]
 
 	counts runCounters
-	recent errorRing
+	recent recent.Errors
 
 	// done is closed when the attempt has ended.
 	done chan struct{}
@@ -83,7 +88,7 @@ type stopCause struct {
 	message string
 }
 
-// The status's recent errors are the errorRing's.
+// The status's recent errors are the recent.Errors's.
 var _ [etlv1alpha1.MaxRunErrors - etlv1alpha1.MaxObjectErrors]struct{}
 var _ [etlv1alpha1.MaxObjectErrors - etlv1alpha1.MaxRunErrors]struct{}
 
@@ -103,7 +108,7 @@ func (a *Agent) newNodeRun(key runKey, plan nodeRunPlan, targets []Target) (*nod
 		stop: make(chan struct{}), done: make(chan struct{}), phase: etlv1alpha1.RunRunning,
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	root, err := data.enter()
+	root, err := data.Enter()
 	if statusOf(err) == http.StatusNotFound {
 		// The namespace has no data on the node: nothing to transform.
 		return r, nil
@@ -166,10 +171,10 @@ func (r *nodeRun) closeFiles() {
 // the node's limits, which it gives back.
 func (r *nodeRun) execute() {
 	defer func() {
-		// After a panic, which goSafe reports: the run must not stay
+		// After a panic, which GoSafe reports: the run must not stay
 		// Running for ever.
 		if !r.ended() {
-			r.end(etlv1alpha1.RunFailed, errInternal.Error())
+			r.end(etlv1alpha1.RunFailed, panics.ErrInternal.Error())
 		}
 	}()
 	workers := r.plan.spec.Workers
@@ -180,10 +185,10 @@ func (r *nodeRun) execute() {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
-		r.a.panics.goSafe("run worker", func() {
+		r.a.panics.GoSafe("run worker", func() {
 			defer wg.Done()
-			buf := getBuffer()
-			defer putBuffer(buf)
+			buf := bufpool.Objects.Get()
+			defer bufpool.Objects.Put(buf)
 			for it := range work {
 				r.process(it, *buf)
 			}
@@ -218,7 +223,7 @@ func (r *nodeRun) feed(send func(item) bool) error {
 	}
 	spec := r.plan.spec
 	if r.plan.srcPrefix != "" {
-		err := r.data.walk(r.plan.srcPrefix, func(object string, e fs.DirEntry) error {
+		err := r.data.Walk(r.plan.srcPrefix, func(object string, e fs.DirEntry) error {
 			result, ok := wire.ResultName(spec.Source, spec.Destination, object)
 			if !ok {
 				return nil
@@ -269,7 +274,7 @@ func (r *nodeRun) process(it item, buf []byte) {
 	}
 	if !r.plan.spec.Overwrite && !r.journal.mayHaveWritten(it.object) {
 		if _, err := r.root.Lstat(it.result); err == nil {
-			r.failed(it.object, withStatus(http.StatusConflict, fmt.Errorf(
+			r.failed(it.object, status.With(http.StatusConflict, fmt.Errorf(
 				"destination object %q exists; set overwrite to replace it, or choose another destination", it.result)))
 			return
 		}
@@ -294,13 +299,13 @@ func (r *nodeRun) transform(it item, buf []byte) error {
 	defer cancel()
 	var err error
 	// An object that panics fails alone: its worker goes on with the next.
-	if perr := r.a.panics.call("run object", func() { err = r.write(ctx, o, it, buf) }); perr != nil {
-		err = withStatus(http.StatusInternalServerError, perr)
+	if perr := r.a.panics.Call("run object", func() { err = r.write(ctx, o, it, buf) }); perr != nil {
+		err = status.With(http.StatusInternalServerError, perr)
 	}
 	code, msg := 0, ""
 	if err != nil {
 		err = o.classify(err)
-		code, msg = statusOf(err), messageOf(err)
+		code, msg = statusOf(err), status.Message(err)
 	}
 	o.finish(code, msg)
 	return err
@@ -333,12 +338,12 @@ func (r *nodeRun) write(ctx context.Context, o *objectRun, it item, buf []byte) 
 func (r *nodeRun) failed(object string, err error) {
 	r.counts.failedObjects.Add(1)
 	e := etlv1alpha1.ObjectError{
-		Object: object, Message: messageOf(err), StatusCode: int32(statusOf(err)), Node: r.a.opts.Node, Time: metav1.Now(),
+		Object: object, Message: status.Message(err), StatusCode: int32(statusOf(err)), Node: r.a.opts.Node, Time: metav1.Now(),
 	}
-	r.recent.add(e)
+	r.recent.Add(e)
 	r.errs.add(e)
 	if !r.plan.spec.ContinueOnError {
-		r.stopFeeding(etlv1alpha1.RunFailed, fmt.Sprintf("stopped after object %q failed: %s", object, messageOf(err)))
+		r.stopFeeding(etlv1alpha1.RunFailed, fmt.Sprintf("stopped after object %q failed: %s", object, status.Message(err)))
 	}
 }
 
@@ -369,7 +374,7 @@ func (r *nodeRun) finish(feedErr error) {
 	case cause != nil:
 		phase, message = cause.phase, cause.message
 	case feedErr != nil:
-		phase, message = etlv1alpha1.RunFailed, "listing the source: "+messageOf(feedErr)
+		phase, message = etlv1alpha1.RunFailed, "listing the source: "+status.Message(feedErr)
 	case r.counts.failedObjects.Load() > 0:
 		phase, message = etlv1alpha1.RunFailed, "some objects failed; see errors and the error manifest"
 	}
@@ -412,7 +417,7 @@ func (r *nodeRun) ended() bool {
 // status returns the attempt's NodeRunStatus now.
 func (r *nodeRun) status() wire.NodeRunStatus {
 	s := wire.NodeRunStatus{
-		UID: r.plan.spec.UID, Node: r.a.opts.Node, RunCounts: r.counts.snapshot(), Errors: r.recent.snapshot(), Started: r.started,
+		UID: r.plan.spec.UID, Node: r.a.opts.Node, RunCounts: r.counts.snapshot(), Errors: r.recent.Snapshot(), Started: r.started,
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
 // BenchmarkNodeRun runs a node's share of a TransformRun through an echo
@@ -135,7 +136,7 @@ func benchLoop(b *testing.B, e *env, transformer string, names []string, dst str
 	var failed sync.Once
 	for range benchWorkers {
 		wg.Go(func() {
-			buf := make([]byte, bufferSize)
+			buf := make([]byte, bufpool.ObjectSize)
 			for name := range work {
 				if err := loopObject(client, transformer, e.root, name, filepath.Join(dir, filepath.Base(name)), buf); err != nil {
 					failed.Do(func() { b.Error(err) })

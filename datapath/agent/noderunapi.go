@@ -9,6 +9,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/access"
 )
 
@@ -35,7 +36,7 @@ func (a *Agent) serveNodeRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	key, err := parseRunPath(r.URL.EscapedPath())
 	if err != nil {
-		a.fail(w, transformPath{}, badPath(err))
+		a.fail(w, transformPath{}, status.BadRequest(err))
 		return
 	}
 	switch r.Method {
@@ -44,7 +45,7 @@ func (a *Agent) serveNodeRuns(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodDelete:
 		run := a.nodeRuns.get(key)
 		if uid := r.URL.Query().Get("uid"); run == nil || (uid != "" && uid != run.plan.spec.UID) {
-			a.fail(w, transformPath{}, notFound(fmt.Errorf("this node holds no run %s with uid %q; PUT starts or resumes it", key, uid)))
+			a.fail(w, transformPath{}, status.NotFound(fmt.Errorf("this node holds no run %s with uid %q; PUT starts or resumes it", key, uid)))
 			return
 		}
 		if r.Method == http.MethodDelete {
@@ -53,7 +54,7 @@ func (a *Agent) serveNodeRuns(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, run.status())
 	default:
 		w.Header().Set("Allow", "GET, PUT, DELETE")
-		a.fail(w, transformPath{}, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on %s{namespace}/{run}", r.Method, wire.NodeRunsPath)))
+		a.fail(w, transformPath{}, status.With(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed on %s{namespace}/{run}", r.Method, wire.NodeRunsPath)))
 	}
 }
 
@@ -75,12 +76,12 @@ func (a *Agent) putNodeRun(w http.ResponseWriter, r *http.Request, key runKey) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxNodeRunSpec))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		a.fail(w, transformPath{}, badPath(fmt.Errorf("node run spec: %w", err)))
+		a.fail(w, transformPath{}, status.BadRequest(fmt.Errorf("node run spec: %w", err)))
 		return
 	}
 	plan, err := planNodeRun(key, spec)
 	if err != nil {
-		a.fail(w, transformPath{}, badPath(fmt.Errorf("node run spec: %w", err)))
+		a.fail(w, transformPath{}, status.BadRequest(fmt.Errorf("node run spec: %w", err)))
 		return
 	}
 	run, err := a.startNodeRun(r.Context(), key, plan)
@@ -101,7 +102,7 @@ func (a *Agent) startNodeRun(ctx context.Context, key runKey, plan nodeRunPlan) 
 		select {
 		case <-cur.done:
 		case <-ctx.Done():
-			return nil, withStatus(http.StatusServiceUnavailable, fmt.Errorf("run %s is still stopping; retry", key))
+			return nil, status.With(http.StatusServiceUnavailable, fmt.Errorf("run %s is still stopping; retry", key))
 		}
 	}
 	a.nodeRuns.starting.Lock()
@@ -109,7 +110,7 @@ func (a *Agent) startNodeRun(ctx context.Context, key runKey, plan nodeRunPlan) 
 	if cur := a.nodeRuns.get(key); cur != nil {
 		switch {
 		case cur.plan.spec.UID != uid && !cur.ended():
-			return nil, withStatus(http.StatusConflict, fmt.Errorf(
+			return nil, status.With(http.StatusConflict, fmt.Errorf(
 				"run %s of uid %s is going on on this node; DELETE it and wait for it to stop before starting uid %s", key, cur.plan.spec.UID, uid))
 		case cur.plan.spec.UID == uid && !cur.ended():
 			return cur, nil
@@ -130,6 +131,6 @@ func (a *Agent) startNodeRun(ctx context.Context, key runKey, plan nodeRunPlan) 
 		return nil, err
 	}
 	a.nodeRuns.put(run)
-	a.panics.goSafe("node run", run.execute)
+	a.panics.GoSafe("node run", run.execute)
 	return run, nil
 }
