@@ -1,6 +1,6 @@
 // Command node-agent is mlkube's node data path agent, run by a DaemonSet on
 // every node: it moves objects between the clients on its node and the
-// node's transformer pods (package controller/datapath/agent).
+// node's transformer pods (package datapath/agent).
 package main
 
 import (

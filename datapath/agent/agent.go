@@ -18,6 +18,7 @@ import (
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/datapath/noderun"
 	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/egress"
 )
@@ -93,7 +94,7 @@ type Agent struct {
 	metrics           *metrics
 	panics            *panics.Reporter
 	stats             recorder
-	nodeRuns          nodeRuns
+	runs              *noderun.Runs
 	limits            nodeLimits
 	promHandler       http.Handler
 }
@@ -140,9 +141,13 @@ func New(opts Options) (*Agent, error) {
 		},
 		metrics: newMetrics(),
 		stats:   recorder{node: opts.Node},
-		limits:  nodeLimits{maxRuns: opts.MaxOfflineRuns, maxWorkers: opts.MaxOfflineWorkers, maxStreams: opts.MaxStreams},
+		limits:  nodeLimits{maxStreams: opts.MaxStreams},
 	}
 	a.panics = &panics.Reporter{Log: a.log, Count: a.metrics.panics}
+	a.runs = noderun.New(noderun.Config{
+		Node: opts.Node, Root: root, Transformers: runTransformers{a},
+		MaxRuns: opts.MaxOfflineRuns, MaxWorkers: opts.MaxOfflineWorkers, Panics: a.panics, Log: a.log,
+	})
 	a.ws = wsPools{size: opts.WSConns, writeTimeout: opts.WriteTimeout, panics: a.panics}
 	a.promHandler = promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
 	return a, nil
@@ -227,7 +232,7 @@ func (a *Agent) Stats() wire.StatsReport { return a.stats.report() }
 // root (their objects in flight are redone when each run resumes), and
 // closes the connections to transformers.
 func (a *Agent) Close() {
-	a.nodeRuns.closeAll()
+	a.runs.Close()
 	a.ws.close()
 	a.transformers.CloseIdleConnections()
 	a.src.CloseIdleConnections()

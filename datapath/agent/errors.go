@@ -3,8 +3,9 @@ package agent
 import (
 	"encoding/json"
 	"errors"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"net/http"
+
+	"github.com/mlkube/mlkube/datapath/internal/status"
 )
 
 // Error is the JSON body of every failed request.

@@ -1,47 +1,19 @@
 package agent
 
 import (
-	"fmt"
-	"github.com/mlkube/mlkube/datapath/internal/status"
-	"net/http"
 	"sync"
+
+	"github.com/mlkube/mlkube/datapath/internal/status"
 )
 
-// nodeLimits are the node-wide caps on what clients may hold at once
-// (design/etl.md, "Who may use the data path"): each offline run and each
-// stream holds goroutines, buffers and transformer connections, so without
-// a cap a few callers could take the whole node.
+// nodeLimits is the node-wide cap on client streams: each holds goroutines,
+// buffers and transformer connections, so without a cap a few callers could
+// take the whole node. The caps on offline runs are package noderun's.
 type nodeLimits struct {
-	maxRuns, maxWorkers, maxStreams int
+	maxStreams int
 
-	mu            sync.Mutex
-	runs, workers int
-	streams       int
-}
-
-// admitRun takes a run's share (one run, its workers), or fails with 429;
-// releaseRun gives it back.
-func (l *nodeLimits) admitRun(workers int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.runs >= l.maxRuns:
-		return status.TooMany("concurrent offline runs", l.maxRuns, "--max-offline-runs")
-	case l.workers+workers > l.maxWorkers:
-		return status.With(http.StatusTooManyRequests, fmt.Errorf(
-			"%d more offline workers would exceed this node's limit of %d (--max-offline-workers; %d in use); retry later or ask for fewer workers",
-			workers, l.maxWorkers, l.workers))
-	}
-	l.runs++
-	l.workers += workers
-	return nil
-}
-
-func (l *nodeLimits) releaseRun(workers int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.runs--
-	l.workers -= workers
+	mu      sync.Mutex
+	streams int
 }
 
 // admitStream takes one stream, or fails with 429; releaseStream gives it

@@ -1,15 +1,16 @@
-package agent
+package noderun
 
 import (
 	"errors"
 	"fmt"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"io/fs"
 	"net/http"
 	"os"
 	"path"
 	"strings"
 	"syscall"
+
+	"github.com/mlkube/mlkube/datapath/internal/status"
 )
 
 // A run's destination is checked on the file system, not by names: a
