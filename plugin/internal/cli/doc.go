@@ -3,9 +3,10 @@
 //
 //   - Main builds the root command from a Plugin (its name, help and API groups) and the plugin's
 //     own commands, adds every kubectl global flag (genericclioptions.ConfigFlags, so kubeconfig,
-//     contexts, impersonation and client-go auth plugins work as in kubectl), a `version` and a
-//     `completion install` command, and answers shell completion when run as
-//     kubectl_complete-<name>, the executable kubectl ≥ 1.26 looks for.
+//     contexts, impersonation and client-go auth plugins work as in kubectl: the frame imports
+//     them), a `version` and a `completion install` command, and answers shell completion when
+//     run as kubectl_complete-<name>, the executable kubectl ≥ 1.26 looks for. It sets
+//     controller-runtime's logger to klog, which kubectl and client-go log through.
 //   - Errors reach the user as one line, "error: …", that says what to do, and exit code 1, or
 //     the code of an ExitError (wait's 2 on timeout).
 //   - Commands follow kubectl's Options → Complete → Validate → Run: an options struct
