@@ -7,8 +7,9 @@ GO ?= go
 TOOLS := $(GO) tool -modfile=hack/tools/go.mod
 GOLANGCI_LINT := $(GO) tool -modfile=hack/tools/lint/go.mod golangci-lint
 CONTROLLER_GEN := $(TOOLS) controller-gen
-# The manager's markers; the node agent's role is generated on its own (target manifests).
-MARKER_PATHS := paths="{./api/...,./controller/certs/...,./controller/manager/...,./controller/mxjob/...,./controller/transform/...,./controller/transformrun/...,./webhook/...}"
+# The manager's markers; the node agent's role is generated on its own from datapath/ (target
+# manifests).
+MARKER_PATHS := paths="{./api/...,./controller/...,./webhook/...}"
 # Slow builds (Kubernetes binaries, CoreDNS) are cached here, keyed by version.
 export MLKUBE_CACHE ?= $(HOME)/.cache/mlkube
 # A count of executions, not a duration: Go 1.26's fuzz coordinator can fail a target with
@@ -42,7 +43,7 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 		output:crd:artifacts:config=manifests/crd/bases \
 		output:rbac:artifacts:config=manifests/rbac \
 		output:webhook:artifacts:config=manifests/webhook
-	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./datapath/agent/... output:rbac:artifacts:config=manifests/agent
+	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./datapath/... output:rbac:artifacts:config=manifests/agent
 	hack/render-install.sh
 	hack/render-chart.sh
 
@@ -134,8 +135,8 @@ test-unit:
 	assets=$$(hack/envtest-assets.sh); \
 	KUBEBUILDER_ASSETS=$$assets MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
 
-# The packages whose goroutines share connections, buffers and counters: the agent, the SDK, the io
-# shim, the WebSocket and the buffer pool.
+# The packages whose goroutines share connections, buffers and counters: the data path (the agent and
+# its run executor), the SDK, the io shim, the WebSocket and the buffer pool.
 RACE_PACKAGES := ./datapath/... ./sdk/... ./runtimes/ioshim/... ./internal/ws/... ./internal/bufpool/...
 
 .PHONY: test-race
@@ -187,6 +188,8 @@ kind-node-image: ## a kind node image of the pinned Kubernetes built with no reg
 BENCH_COUNT ?= 6
 BENCH_OUT ?= _output/bench
 BENCHSTAT := $(TOOLS) benchstat
+# The noderun benchmarks drive datapath/noderun through the agent's runs API with a real transformer,
+# so they are datapath/agent's.
 # $(call run-bench,name,package dir,flags)
 define run-bench
 $(GO) test -c -o $(BENCH_OUT)/$(1).test ./$(2)

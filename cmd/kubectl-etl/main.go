@@ -5,8 +5,6 @@ package main
 import (
 	"os"
 
-	_ "k8s.io/client-go/plugin/pkg/client/auth" // the kubeconfig auth plugins kubectl has (exec, OIDC)
-
 	"github.com/mlkube/mlkube/plugin/etl"
 )
 

@@ -1,6 +1,6 @@
 // Command node-agent is mlkube's node data path agent, run by a DaemonSet on
 // every node: it moves objects between the clients on its node and the
-// node's transformer pods (package controller/datapath/agent).
+// node's transformer pods (package datapath/agent).
 package main
 
 import (
@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -155,6 +156,9 @@ func run(s serving, opts agent.Options) error {
 	if opts.Node == "" {
 		return errors.New("NODE_NAME is not set")
 	}
+	// controller-runtime's cache and clients log with the agent, through slog. Unset, their logs
+	// would be dropped and controller-runtime would print a stack trace saying so.
+	ctrl.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	cfg := ctrl.GetConfigOrDie()

@@ -15,6 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/datapath/noderun"
 	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/egress"
 )
@@ -78,7 +82,7 @@ func DefaultOptions() Options {
 // Agent serves the data path API of one node.
 type Agent struct {
 	opts Options
-	// root is the node's data directory (see dataRoot).
+	// root is the node's data directory (package dataroot).
 	root     *os.Root
 	resolver Resolver
 	log      *slog.Logger
@@ -88,9 +92,9 @@ type Agent struct {
 	ws                wsPools
 	inflight          inflight
 	metrics           *metrics
-	panics            *panics
+	panics            *panics.Reporter
 	stats             recorder
-	nodeRuns          nodeRuns
+	runs              *noderun.Runs
 	limits            nodeLimits
 	promHandler       http.Handler
 }
@@ -117,7 +121,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("agent: stream idle timeout %s, write timeout %s and ping interval %s must be positive",
 			opts.StreamIdleTimeout, opts.WriteTimeout, opts.PingInterval)
 	}
-	root, err := openNodeRoot(opts.DataRoot)
+	root, err := dataroot.Open(opts.DataRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -137,9 +141,13 @@ func New(opts Options) (*Agent, error) {
 		},
 		metrics: newMetrics(),
 		stats:   recorder{node: opts.Node},
-		limits:  nodeLimits{maxRuns: opts.MaxOfflineRuns, maxWorkers: opts.MaxOfflineWorkers, maxStreams: opts.MaxStreams},
+		limits:  nodeLimits{maxStreams: opts.MaxStreams},
 	}
-	a.panics = &panics{log: a.log, count: a.metrics.panics}
+	a.panics = &panics.Reporter{Log: a.log, Count: a.metrics.panics}
+	a.runs = noderun.New(noderun.Config{
+		Node: opts.Node, Root: root, Transformers: runTransformers{a},
+		MaxRuns: opts.MaxOfflineRuns, MaxWorkers: opts.MaxOfflineWorkers, Panics: a.panics, Log: a.log,
+	})
 	a.ws = wsPools{size: opts.WSConns, writeTimeout: opts.WriteTimeout, panics: a.panics}
 	a.promHandler = promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
 	return a, nil
@@ -160,8 +168,8 @@ func newTransport() *http.Transport {
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
-		WriteBufferSize:     bufferSize,
-		ReadBufferSize:      bufferSize,
+		WriteBufferSize:     bufpool.ObjectSize,
+		ReadBufferSize:      bufpool.ObjectSize,
 	}
 }
 
@@ -213,7 +221,7 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == PathHealth:
 		_, _ = io.WriteString(w, "ok") // a client that went away has nothing to be told
 	default:
-		a.fail(w, transformPath{}, notFound(fmt.Errorf("no such path %s", path)))
+		a.fail(w, transformPath{}, status.NotFound(fmt.Errorf("no such path %s", path)))
 	}
 }
 
@@ -224,7 +232,7 @@ func (a *Agent) Stats() wire.StatsReport { return a.stats.report() }
 // root (their objects in flight are redone when each run resumes), and
 // closes the connections to transformers.
 func (a *Agent) Close() {
-	a.nodeRuns.closeAll()
+	a.runs.Close()
 	a.ws.close()
 	a.transformers.CloseIdleConnections()
 	a.src.CloseIdleConnections()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/access"
 )
 
@@ -49,7 +50,7 @@ func (a *Agent) authorized(w http.ResponseWriter, r *http.Request, p transformPa
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mlkube-datapath"`)
 	}
-	a.fail(w, p, withStatus(code, err))
+	a.fail(w, p, status.With(code, err))
 	return false
 }
 

@@ -33,7 +33,7 @@ import (
 //	bare-ws    the same echo with mlkube's own WebSocket (internal/ws) on
 //	           both ends, and the same in-flight window as ws-stream
 //
-//	go test -run '^$' -bench DataPath -benchtime 2s ./controller/datapath/agent
+//	go test -run '^$' -bench DataPath -benchtime 2s ./datapath/agent
 //
 // A row's name says its concurrency: -c8 is 8 clients, each with one object
 // in flight; -c8w16 is 8 streaming clients with up to 16 objects in flight

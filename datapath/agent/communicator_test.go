@@ -8,6 +8,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
@@ -27,7 +28,7 @@ func (e *env) writeObject(object string, data []byte) {
 // argument, from every source: a PUT body, the data root, a ?src= URL.
 func TestRoundTrip(t *testing.T) {
 	sizes := []transformertest.Object{
-		{Name: "empty", Size: 0}, {Name: "one", Size: 1}, {Name: "buffer+1", Size: bufferSize + 1}, {Name: "3MiB", Size: 3<<20 + 3},
+		{Name: "empty", Size: 0}, {Name: "one", Size: 1}, {Name: "buffer+1", Size: bufpool.ObjectSize + 1}, {Name: "3MiB", Size: 3<<20 + 3},
 	}
 	for _, comm := range comms {
 		for _, arg := range []etlv1alpha1.Argument{etlv1alpha1.ArgBytes, etlv1alpha1.ArgFQN, etlv1alpha1.ArgURL} {

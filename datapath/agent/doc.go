@@ -1,7 +1,7 @@
 // Package agent is the node data path agent: one per node (a DaemonSet), it
 // moves objects between clients on its node and the node's transformer pods.
 //
-// Clients call the inline API (design/etl.md, "Node data path agent"):
+// Clients call the inline API:
 //
 //	PUT /v1/transform/{namespace}/{name}/{object...}        the body is the object
 //	GET /v1/transform/{namespace}/{name}/{object...}        the object is read from the namespace's data
@@ -27,10 +27,9 @@
 //
 // The manager hands each node its share of a TransformRun over
 // wire.NodeRunsPath (PUT/GET/DELETE /v1/runs/{namespace}/{run}), which
-// RBAC grants to it alone. A run writes each result durably (a hidden
-// temporary name, fsynced, renamed) and records it in a journal in the
-// destination once the rename is durable, so a run resumed after an agent
-// restart or a suspension skips what was done (noderun.go, journal.go).
+// RBAC grants to it alone (noderunapi.go). Package noderun executes it,
+// moving each object through the agent's transformers (runpipeline.go) and
+// writing its result durably, resumable from a journal.
 //
 // Node-wide caps (Options.MaxOfflineRuns, MaxOfflineWorkers, MaxStreams)
 // answer 429 past them: a few callers must not take the whole node. Client

@@ -1,11 +1,11 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
+
+	"github.com/mlkube/mlkube/datapath/internal/status"
 )
 
 // Error is the JSON body of every failed request.
@@ -16,53 +16,29 @@ type Error struct {
 	Node      string `json:"node"`
 }
 
-// statusError is an error with the status that answers it.
-type statusError struct {
-	code int
-	err  error
-}
-
-func (e *statusError) Error() string { return e.err.Error() }
-func (e *statusError) Unwrap() error { return e.err }
-
-func withStatus(code int, err error) error { return &statusError{code: code, err: err} }
-
-func badPath(err error) error  { return withStatus(http.StatusBadRequest, err) }
-func notFound(err error) error { return withStatus(http.StatusNotFound, err) }
-
 // transformerError is a failure the transformer answered; its message is
 // kept verbatim.
 func transformerError(msg string) error {
-	return withStatus(http.StatusBadGateway, errors.New(msg))
+	return status.With(http.StatusBadGateway, errors.New(msg))
 }
 
 // errTooLarge is an object over the agent's size limit.
-var errTooLarge = withStatus(http.StatusRequestEntityTooLarge, errors.New("object exceeds the size limit"))
+var errTooLarge = status.With(http.StatusRequestEntityTooLarge, errors.New("object exceeds the size limit"))
 
-// statusOf returns the status that answers err. A deadline is the object
-// timeout; any unclassified error happened on the way to the transformer.
+// statusOf returns the status that answers err: the one it carries (package
+// status), else a Resolver's failure, else a failure on the way to the
+// transformer.
 func statusOf(err error) int {
-	if se, ok := errors.AsType[*statusError](err); ok {
-		return se.code
+	if code, ok := status.Code(err); ok {
+		return code
 	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout
-	case errors.Is(err, ErrUnknownTransform):
+	if errors.Is(err, ErrUnknownTransform) {
 		return http.StatusNotFound
 	}
 	if _, ok := errors.AsType[*NotRunningError](err); ok {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadGateway
-}
-
-// messageOf returns the client-facing message of err.
-func messageOf(err error) string {
-	if statusOf(err) == http.StatusGatewayTimeout {
-		return fmt.Sprintf("object timeout: %v", err)
-	}
-	return err.Error()
 }
 
 // writeError answers e with status code.

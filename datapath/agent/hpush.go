@@ -108,10 +108,10 @@ const maxMessageSize = 64 << 10
 // fqnOf is the path of in's object as an fqn transformer sees it, once the
 // object is checked to be a regular file inside its namespace's data.
 func fqnOf(in input) (string, error) {
-	f, _, err := in.data.open(in.object)
+	f, _, err := in.data.Open(in.object)
 	if err != nil {
 		return "", err
 	}
 	f.Close()
-	return in.data.fqn(in.object), nil
+	return in.data.FQN(in.object), nil
 }

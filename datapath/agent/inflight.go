@@ -103,8 +103,8 @@ func (f *inflight) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", strconv.FormatInt(s.size, 10))
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	buf := getBuffer()
-	defer putBuffer(buf)
+	buf := bufpool.Objects.Get()
+	defer bufpool.Objects.Put(buf)
 	if srcErr, _ := bufpool.Copy(w, s.body, *buf); srcErr != nil {
 		// Breaks the response, so the transformer sees a failed fetch
 		// rather than a short object.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
@@ -19,12 +21,12 @@ import (
 func (a *Agent) serveTransform(w http.ResponseWriter, r *http.Request) {
 	p, err := parseTransformPath(r.URL.EscapedPath())
 	if err != nil {
-		a.fail(w, p, badPath(err))
+		a.fail(w, p, status.BadRequest(err))
 		return
 	}
 	if r.Method != http.MethodPut && r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET, PUT")
-		a.fail(w, p, withStatus(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method)))
+		a.fail(w, p, status.With(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed", r.Method)))
 		return
 	}
 	q := wire.ParseQuery(r.URL.Query())
@@ -70,7 +72,7 @@ func (a *Agent) serveTransform(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		err = o.classify(err)
-		o.finish(statusOf(err), messageOf(err))
+		o.finish(statusOf(err), status.Message(err))
 		if body != nil && r.Method == http.MethodPut && !drained(body, errorDrainLimit) {
 			// With full duplex, net/http would close the connection
 			// without saying so.
@@ -102,8 +104,8 @@ func (a *Agent) transformAnswer(ctx context.Context, w http.ResponseWriter, o *o
 		return err
 	}
 	defer result.Close()
-	buf := getBuffer()
-	defer putBuffer(buf)
+	buf := bufpool.Objects.Get()
+	defer bufpool.Objects.Put(buf)
 	n, complete, err := bufpool.Prefetch(result, *buf)
 	if err != nil {
 		return err
@@ -121,7 +123,7 @@ func (a *Agent) transformAnswer(ctx context.Context, w http.ResponseWriter, o *o
 	}
 	if srcErr, _ := bufpool.CopyStream(w, result); srcErr != nil {
 		srcErr = o.classify(srcErr)
-		o.finish(statusOf(srcErr), "result failed after its answer started: "+messageOf(srcErr))
+		o.finish(statusOf(srcErr), "result failed after its answer started: "+status.Message(srcErr))
 		a.log.Warn("result failed after its answer started; aborting the response", "object", o.object, "error", srcErr)
 		result.Close()
 		// Breaks the response, so the client sees an error rather than
@@ -138,7 +140,7 @@ func (a *Agent) resolve(ctx context.Context, p transformPath) ([]Target, error) 
 		t, err := a.resolver.Lookup(ctx, p.namespace, name)
 		if err != nil {
 			if errors.Is(err, ErrUnknownTransform) {
-				err = notFound(fmt.Errorf("transform %s/%s not found", p.namespace, name))
+				err = status.NotFound(fmt.Errorf("transform %s/%s not found", p.namespace, name))
 			}
 			return nil, err
 		}
@@ -191,9 +193,9 @@ func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPa
 }
 
 // localInput is object, a file of data, as a pipeline's input.
-func (a *Agent) localInput(data *dataRoot, object, args string) (input, error) {
+func (a *Agent) localInput(data *dataroot.Namespace, object, args string) (input, error) {
 	in := input{object: object, args: args, local: true, data: data}
-	f, size, err := data.open(object)
+	f, size, err := data.Open(object)
 	if err != nil {
 		return in, err
 	}
@@ -206,11 +208,11 @@ func (a *Agent) localInput(data *dataRoot, object, args string) (input, error) {
 }
 
 // data is namespace ns's part of the data root.
-func (a *Agent) data(ns string) *dataRoot {
-	return &dataRoot{node: a.root, ns: ns, fqnDir: a.opts.TransformerDataRoot}
+func (a *Agent) data(ns string) *dataroot.Namespace {
+	return dataroot.Of(a.root, ns, a.opts.TransformerDataRoot)
 }
 
 // fail answers err as JSON.
 func (a *Agent) fail(w http.ResponseWriter, p transformPath, err error) {
-	writeError(w, statusOf(err), Error{Error: messageOf(err), Transform: p.namespaceName(), Object: p.object, Node: a.opts.Node})
+	writeError(w, statusOf(err), Error{Error: status.Message(err), Transform: p.namespaceName(), Object: p.object, Node: a.opts.Node})
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/egress"
 )
 
@@ -20,7 +22,7 @@ type input struct {
 	// local: the bytes are the file object of data, the request's
 	// namespace's part of the data root.
 	local bool
-	data  *dataRoot
+	data  *dataroot.Namespace
 	// body holds the bytes; size is their length, -1 when unknown.
 	body io.Reader
 	size int64
@@ -66,7 +68,7 @@ func limit(r io.Reader, limit int64, exceeded *atomic.Bool) io.Reader {
 func (a *Agent) checkSrc(src string) error {
 	u, err := url.Parse(src)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return badPath(fmt.Errorf("src %q is not an http(s) URL", src))
+		return status.BadRequest(fmt.Errorf("src %q is not an http(s) URL", src))
 	}
 	return srcRefused(a.opts.Src.CheckURL(src))
 }
@@ -75,7 +77,7 @@ func (a *Agent) checkSrc(src string) error {
 // for what the operator did not allow.
 func srcRefused(err error) error {
 	if errors.Is(err, egress.ErrRefused) {
-		return withStatus(http.StatusForbidden, err)
+		return status.With(http.StatusForbidden, err)
 	}
 	return err
 }
@@ -86,7 +88,7 @@ func srcRefused(err error) error {
 func (a *Agent) fetch(ctx context.Context, src string) (io.ReadCloser, int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 	if err != nil {
-		return nil, 0, badPath(err)
+		return nil, 0, status.BadRequest(err)
 	}
 	resp, err := a.src.Do(req)
 	if err != nil {
@@ -98,9 +100,9 @@ func (a *Agent) fetch(ctx context.Context, src string) (io.ReadCloser, int64, er
 	resp.Body.Close()
 	err = fmt.Errorf("fetch src: the source answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if resp.StatusCode == http.StatusNotFound {
-		return nil, 0, notFound(err)
+		return nil, 0, status.NotFound(err)
 	}
-	return nil, 0, withStatus(http.StatusBadGateway, err)
+	return nil, 0, status.With(http.StatusBadGateway, err)
 }
 
 // openBytes returns the bytes of in, within the size limit.
@@ -109,7 +111,7 @@ func (a *Agent) openBytes(in input, exceeded *atomic.Bool) (io.ReadCloser, int64
 	size := in.size
 	switch {
 	case in.local:
-		f, n, err := in.data.open(in.object)
+		f, n, err := in.data.Open(in.object)
 		if err != nil {
 			return nil, 0, err
 		}

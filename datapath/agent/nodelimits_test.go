@@ -8,6 +8,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/noderun"
 )
 
 // waitUntil polls cond until it holds; the test's own deadline bounds it.
@@ -79,9 +80,9 @@ func TestNodeRunWorkersCap(t *testing.T) {
 // timeout.
 func (e *env) abandonRun(name string) {
 	e.t.Helper()
-	run := e.agent.nodeRuns.get(runKey{"default", name})
-	run.cancel()
-	<-run.done
+	run := e.agent.runs.Get(noderun.Key{Namespace: "default", Name: name})
+	run.Abandon()
+	<-run.Done()
 }
 
 func TestStreamsCap(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/noderun"
+	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
 // BenchmarkNodeRun runs a node's share of a TransformRun through an echo
@@ -22,7 +24,7 @@ import (
 // same transformer, write the answer to a temporary file, fsync it, rename
 // it. The run adds its walk, journal, directory fsyncs and status.
 //
-//	go test -run '^$' -bench NodeRun -benchtime 1x ./controller/datapath/agent
+//	go test -run '^$' -bench NodeRun -benchtime 1x ./datapath/agent
 //
 // Each dataset, 10,000 files of 4 KiB and 100 of 16 MiB, is scaled by
 // MLKUBE_BENCH_RUN_SCALE (0.1 with -short). "run" reports its rate relative
@@ -108,13 +110,13 @@ func benchRun(b *testing.B, e *env, dst string, n int) time.Duration {
 	if a, _ := e.putRun(dst, spec); a.status != http.StatusOK {
 		b.Fatalf("PUT: %d %s", a.status, a.body)
 	}
-	run := e.agent.nodeRuns.get(runKey{"default", dst})
-	for run.counts.doneObjects.Load() == 0 && !run.ended() {
+	run := e.agent.runs.Get(noderun.Key{Namespace: "default", Name: dst})
+	for s := run.Status(); s.DoneObjects == 0 && s.Finished == nil; s = run.Status() {
 		time.Sleep(20 * time.Microsecond)
 	}
 	startup := time.Since(start)
-	<-run.done
-	if s := run.status(); s.Phase != etlv1alpha1.RunSucceeded || s.DoneObjects != int64(n) {
+	<-run.Done()
+	if s := run.Status(); s.Phase != etlv1alpha1.RunSucceeded || s.DoneObjects != int64(n) {
 		b.Fatalf("run: %s %q, %d of %d done", s.Phase, s.Message, s.DoneObjects, n)
 	}
 	return startup
@@ -135,7 +137,7 @@ func benchLoop(b *testing.B, e *env, transformer string, names []string, dst str
 	var failed sync.Once
 	for range benchWorkers {
 		wg.Go(func() {
-			buf := make([]byte, bufferSize)
+			buf := make([]byte, bufpool.ObjectSize)
 			for name := range work {
 				if err := loopObject(client, transformer, e.root, name, filepath.Join(dir, filepath.Base(name)), buf); err != nil {
 					failed.Do(func() { b.Error(err) })

@@ -20,6 +20,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/noderun"
 )
 
 // testUID is the TransformRun UID of the tests' runs.
@@ -70,7 +71,7 @@ func (a answer) runStatus(t testing.TB) wire.NodeRunStatus {
 // returns its status as GET answers it.
 func (e *env) waitRun(name string) wire.NodeRunStatus {
 	e.t.Helper()
-	<-e.agent.nodeRuns.get(runKey{"default", name}).done
+	<-e.agent.runs.Get(noderun.Key{Namespace: "default", Name: name}).Done()
 	a := e.do(http.MethodGet, e.runURL(name, ""), nil)
 	if a.status != http.StatusOK {
 		e.t.Fatalf("GET run %s: %d %s", name, a.status, a.body)
@@ -88,11 +89,14 @@ func (e *env) runToEnd(name string, spec wire.NodeRunSpec) wire.NodeRunStatus {
 	return e.waitRun(name)
 }
 
+// runTempSuffix ends the temporary names of package noderun's results.
+const runTempSuffix = ".tmp"
+
 // leftovers lists the temporary files under the namespace's data.
 func (e *env) leftovers() []string {
 	var tmp []string
 	filepath.WalkDir(e.root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, tempSuffix) {
+		if err == nil && strings.HasSuffix(p, runTempSuffix) {
 			tmp = append(tmp, p)
 		}
 		return nil
@@ -269,7 +273,7 @@ func TestNodeRunNothingOnTheNode(t *testing.T) {
 	os.Remove(e.root)
 	e.resolver.targets["team-b/t"] = e.resolver.targets["default/t"]
 	a := e.do(http.MethodPut, e.url+wire.NodeRunsPath+"team-b/r1", strings.NewReader(`{"uid":"u1","pipeline":"t","source":{"prefix":"raw"},"destination":{"prefix":"out"},"workers":1}`))
-	<-e.agent.nodeRuns.get(runKey{"team-b", "r1"}).done
+	<-e.agent.runs.Get(noderun.Key{Namespace: "team-b", Name: "r1"}).Done()
 	if s := a.runStatus(t); a.status != http.StatusOK || s.PlannedObjects != 0 {
 		t.Errorf("a namespace without data: %d %s", a.status, a.body)
 	}

@@ -7,6 +7,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/noderun"
 )
 
 // TestNodeRunsOnlyForTheManager: only a caller RBAC grants create on the
@@ -33,7 +34,7 @@ func TestNodeRunsOnlyForTheManager(t *testing.T) {
 			}
 		}
 	}
-	if e.agent.nodeRuns.get(runKey{"default", "r1"}) != nil || e.exists("out") {
+	if e.agent.runs.Get(noderun.Key{Namespace: "default", Name: "r1"}) != nil || e.exists("out") {
 		t.Fatal("a refused caller started a run")
 	}
 	e.token = "manager"

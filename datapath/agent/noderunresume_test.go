@@ -13,6 +13,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/noderun"
 )
 
 // restart closes the env's agent, as a crash would stop it, and serves a
@@ -80,11 +81,11 @@ func TestNodeRunResumesAfterCrash(t *testing.T) {
 		t.Fatalf("PUT: %d %s", a.status, a.body)
 	}
 	<-g.entered
-	run := e.agent.nodeRuns.get(runKey{"default", "r1"})
+	run := e.agent.runs.Get(noderun.Key{Namespace: "default", Name: "r1"})
 	// A crash leaves temporary files: one of this run's, beside a result.
-	e.writeObject("out/sub/."+"000."+testUID+tempSuffix, []byte("half"))
+	e.writeObject("out/sub/."+"000."+testUID+runTempSuffix, []byte("half"))
 	e.restart()
-	before := run.status()
+	before := run.Status()
 	if before.Phase != etlv1alpha1.RunSuspended || before.DoneObjects < 49-4 || before.DoneObjects >= n {
 		t.Fatalf("the first attempt: %s with %d done", before.Phase, before.DoneObjects)
 	}
@@ -126,8 +127,9 @@ func TestNodeRunRedoesUnjournaledResult(t *testing.T) {
 	names := e.dataset(3)
 	e.writeObject(resultOf(names[1]), []byte("object "+names[1]+"|done"))
 	e.writeObject(resultOf(names[2]), []byte("the last rename before a crash"))
+	// In noderun's journal file, its records.
 	journal := fmt.Sprintf("d %q\ni %q\ni %q\n", names[0], names[1], names[2])
-	e.writeObject(wire.JournalDir("out", testUID)+"/"+journalFile, []byte(journal+`d "cut by the cra`))
+	e.writeObject(wire.JournalDir("out", testUID)+"/journal", []byte(journal+`d "cut by the cra`))
 	e.writeObject(resultOf(names[0]), []byte("object "+names[0]+"|done"))
 	s := e.runToEnd("r1", prefixRun("t", 1))
 	if s.Phase != etlv1alpha1.RunSucceeded || s.SkippedObjects != 1 || s.DoneObjects != 2 {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/status"
 )
 
 // Paths of the agent's API.
@@ -99,7 +100,7 @@ func parseObject(escaped string) (string, error) {
 // objects, and a control message the transformer refuses would close it.
 func checkArgs(args string) error {
 	if len(args) > wire.MaxArgs {
-		return badPath(fmt.Errorf("args of %d bytes are over the limit of %d bytes (wire.MaxArgs); shorten them, larger settings belong in the Transform's spec", len(args), wire.MaxArgs))
+		return status.BadRequest(fmt.Errorf("args of %d bytes are over the limit of %d bytes (wire.MaxArgs); shorten them, larger settings belong in the Transform's spec", len(args), wire.MaxArgs))
 	}
 	return nil
 }

@@ -155,22 +155,3 @@ func TestConcurrentObjects(t *testing.T) {
 		})
 	}
 }
-
-// A flood of failures with long names must not grow what status holds: the ring keeps at most
-// MaxObjectErrors errors, each cut to MaxObjectErrorText bytes.
-func TestErrorRingBoundsWhatItKeeps(t *testing.T) {
-	var r errorRing
-	long := strings.Repeat("x", 64<<10)
-	for range 3 * etlv1alpha1.MaxObjectErrors {
-		r.add(etlv1alpha1.ObjectError{Object: long, Message: long})
-	}
-	got := r.snapshot()
-	if len(got) != etlv1alpha1.MaxObjectErrors {
-		t.Fatalf("ring holds %d errors, want %d", len(got), etlv1alpha1.MaxObjectErrors)
-	}
-	for _, e := range got {
-		if len(e.Object) > etlv1alpha1.MaxObjectErrorText || len(e.Message) > etlv1alpha1.MaxObjectErrorText {
-			t.Fatalf("an error kept %d and %d bytes, want at most %d each", len(e.Object), len(e.Message), etlv1alpha1.MaxObjectErrorText)
-		}
-	}
-}

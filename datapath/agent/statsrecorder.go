@@ -11,6 +11,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/recent"
 )
 
 // recorder keeps the counters and recent errors of every Transform for
@@ -24,7 +25,7 @@ type recorder struct {
 // offline run.
 type transformRecord struct {
 	objects, bytesIn, bytesOut, errors atomic.Int64
-	recent                             errorRing
+	recent                             recent.Errors
 }
 
 // observe counts one object; a non-zero code records it as failed with msg.
@@ -36,7 +37,7 @@ func (t *transformRecord) observe(node string, bytesIn, bytesOut int64, object s
 		return
 	}
 	t.errors.Add(1)
-	t.recent.add(etlv1alpha1.ObjectError{
+	t.recent.Add(etlv1alpha1.ObjectError{
 		Object: object, Message: msg, StatusCode: int32(code), Node: node, Time: metav1.NewTime(now),
 	})
 }
@@ -69,7 +70,7 @@ func (t *transformRecord) snapshot() wire.TransformStats {
 		Counters: etlv1alpha1.Counters{
 			Objects: t.objects.Load(), BytesIn: t.bytesIn.Load(), BytesOut: t.bytesOut.Load(), Errors: t.errors.Load(),
 		},
-		Errors: t.recent.snapshot(),
+		Errors: t.recent.Snapshot(),
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/ws"
 )
 
@@ -45,7 +47,7 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("streams run one Transform; %q is a pipeline", name)
 	}
 	if err != nil {
-		a.fail(w, transformPath{}, badPath(fmt.Errorf("path %q is not %s{namespace}/{name}: %w", r.URL.Path, PathStream, err)))
+		a.fail(w, transformPath{}, status.BadRequest(fmt.Errorf("path %q is not %s{namespace}/{name}: %w", r.URL.Path, PathStream, err)))
 		return
 	}
 	if !a.authorized(w, r, p, useTransforms(p)...) {
@@ -58,7 +60,7 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	t := targets[0]
 	if t.Communication != etlv1alpha1.CommWS {
-		a.fail(w, p, badPath(fmt.Errorf("streams need a ws transform; %s uses %s", t.Key(), t.Communication)))
+		a.fail(w, p, status.BadRequest(fmt.Errorf("streams need a ws transform; %s uses %s", t.Key(), t.Communication)))
 		return
 	}
 	if err := a.limits.admitStream(); err != nil {
@@ -76,7 +78,7 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 	defer idle.stop()
 	a.pingStream(conn)
 	objs := make(chan streamObject, maxInflightPerConn)
-	a.panics.goSafe("stream reader", func() { a.readStream(conn, t, objs, idle) })
+	a.panics.GoSafe("stream reader", func() { a.readStream(conn, t, objs, idle) })
 	a.answerStream(conn, t, objs, idle)
 }
 
@@ -102,7 +104,7 @@ func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject, id
 		// Every object that starts here is answered or released once.
 		idle.begin()
 		if ctrl.FQN != "" {
-			objs <- streamObject{object: ctrl.Object, err: badPath(errors.New("streams carry bytes, not fqn")), start: time.Now()}
+			objs <- streamObject{object: ctrl.Object, err: status.BadRequest(errors.New("streams carry bytes, not fqn")), start: time.Now()}
 			continue
 		}
 		typ, body, err := conn.NextReader()
@@ -133,7 +135,7 @@ func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject, id
 func (a *Agent) startStreamObject(t Target, ctrl wire.Control, body io.Reader) streamObject {
 	o := streamObject{object: ctrl.Object, start: time.Now(), in: &countingReader{r: body}, exceeded: new(atomic.Bool)}
 	if o.err = wire.CheckObject(ctrl.Object); o.err != nil {
-		o.err = badPath(o.err)
+		o.err = status.BadRequest(o.err)
 		return o
 	}
 	if o.err = checkArgs(ctrl.Args); o.err != nil {
@@ -158,8 +160,8 @@ func (a *Agent) answerStream(conn *ws.Conn, t Target, objs <-chan streamObject, 
 			idle.end()
 		}
 	}()
-	buf := getBuffer()
-	defer putBuffer(buf)
+	buf := bufpool.Objects.Get()
+	defer bufpool.Objects.Put(buf)
 	for o := range objs {
 		err := a.answerStreamObject(conn, t, o, *buf)
 		idle.end()
@@ -197,7 +199,7 @@ func (a *Agent) answerStreamObject(conn *ws.Conn, t Target, o streamObject, buf 
 	case srcErr != nil && !started:
 		return a.answerStreamError(conn, t, o, out.n.Load(), srcErr)
 	case srcErr != nil:
-		a.recordStream(t, o, out.n.Load(), statusOf(srcErr), messageOf(srcErr))
+		a.recordStream(t, o, out.n.Load(), statusOf(srcErr), status.Message(srcErr))
 		conn.Close(ws.StatusInternalError, "transformation failed mid-answer")
 		return srcErr
 	}
@@ -207,8 +209,8 @@ func (a *Agent) answerStreamObject(conn *ws.Conn, t Target, o streamObject, buf 
 
 // answerStreamError answers a failed object with an error message.
 func (a *Agent) answerStreamError(conn *ws.Conn, t Target, o streamObject, bytesOut int64, err error) error {
-	a.recordStream(t, o, bytesOut, statusOf(err), messageOf(err))
-	return conn.Send(ws.Text, wire.MarshalError(messageOf(err)))
+	a.recordStream(t, o, bytesOut, statusOf(err), status.Message(err))
+	return conn.Send(ws.Text, wire.MarshalError(status.Message(err)))
 }
 
 // release gives up an object that will not be answered.

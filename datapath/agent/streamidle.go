@@ -23,7 +23,7 @@ func (a *Agent) watchIdle(conn *ws.Conn) *streamIdle {
 	s := &streamIdle{timeout: a.opts.StreamIdleTimeout}
 	reason := fmt.Sprintf("idle: no object for %s; reconnect to send more", s.timeout)
 	s.timer = time.AfterFunc(s.timeout, func() {
-		_ = a.panics.call("stream idle", func() { conn.Close(ws.StatusGoingAway, reason) }) // reported by call
+		_ = a.panics.Call("stream idle", func() { conn.Close(ws.StatusGoingAway, reason) }) // reported by call
 	})
 	return s
 }
@@ -54,7 +54,7 @@ func (s *streamIdle) stop() { s.timer.Stop() }
 // ends: a client that went away without a close is noticed by the write
 // timeout, and proxies on the way see traffic.
 func (a *Agent) pingStream(conn *ws.Conn) {
-	a.panics.goSafe("stream pinger", func() {
+	a.panics.GoSafe("stream pinger", func() {
 		tick := time.NewTicker(a.opts.PingInterval)
 		defer tick.Stop()
 		for {

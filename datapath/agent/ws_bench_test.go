@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/loadgen"
 	"github.com/mlkube/mlkube/internal/ws"
 )
@@ -91,7 +92,7 @@ func coderEcho(w http.ResponseWriter, r *http.Request) {
 	defer c.CloseNow()
 	c.SetReadLimit(-1)
 	ctx := context.Background()
-	buf := make([]byte, bufferSize)
+	buf := make([]byte, bufpool.ObjectSize)
 	for {
 		typ, msg, err := c.Reader(ctx)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/internal/ws"
 )
 
@@ -26,7 +27,7 @@ import (
 type wsConn struct {
 	conn   *ws.Conn
 	queue  chan *wsCall
-	panics *panics
+	panics *panics.Reporter
 	// inflight counts objects sent and not yet answered to the end.
 	inflight atomic.Int32
 
@@ -54,14 +55,14 @@ const maxInflightPerConn = 64
 // dialWS connects to the transformer at baseURL. A transformer that stops
 // reading fails a write after writeTimeout, which closes the connection:
 // the pool drops it and later objects dial anew.
-func dialWS(ctx context.Context, baseURL string, writeTimeout time.Duration, p *panics) (*wsConn, error) {
+func dialWS(ctx context.Context, baseURL string, writeTimeout time.Duration, p *panics.Reporter) (*wsConn, error) {
 	conn, err := ws.Dial(ctx, "ws"+baseURL[len("http"):]+wire.PathWS)
 	if err != nil {
 		return nil, err
 	}
 	conn.SetWriteTimeout(writeTimeout)
 	c := &wsConn{conn: conn, queue: make(chan *wsCall, maxInflightPerConn), panics: p, closed: make(chan struct{})}
-	p.goSafe("ws read loop", c.readLoop)
+	p.GoSafe("ws read loop", c.readLoop)
 	return c, nil
 }
 
@@ -144,7 +145,7 @@ func (c *wsConn) readAnswer() wsAnswer {
 func (c *wsConn) failQueued() {
 	// The connection is closed already, unless readLoop panicked: no object
 	// may wait on it then either.
-	c.fail(errInternal)
+	c.fail(panics.ErrInternal)
 	for {
 		select {
 		case call := <-c.queue:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
 )
 
 // wsPool holds the connections to one transformer. An object goes to the
@@ -19,7 +20,7 @@ type wsPool struct {
 	url          string
 	size         int
 	writeTimeout time.Duration
-	panics       *panics
+	panics       *panics.Reporter
 
 	mu    sync.Mutex
 	conns []*wsConn
@@ -83,7 +84,7 @@ func (p *wsPool) close() {
 type wsPools struct {
 	size         int
 	writeTimeout time.Duration
-	panics       *panics
+	panics       *panics.Reporter
 	pools        sync.Map // URL → *wsPool
 }
 

@@ -8,6 +8,9 @@ import (
 	"sync"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/ws"
 )
 
@@ -85,7 +88,7 @@ func (c *wsConn) send(call *wsCall, ctrl wire.Control, body io.Reader) (<-chan s
 	if len(data) > wire.MaxControlSize {
 		// Refused before it is queued: the transformer would close the
 		// connection, and with it every other object on it.
-		return nil, badPath(fmt.Errorf("control message of %d bytes is over the limit of %d bytes (wire.MaxControlSize); shorten the object name or args", len(data), wire.MaxControlSize))
+		return nil, status.BadRequest(fmt.Errorf("control message of %d bytes is over the limit of %d bytes (wire.MaxControlSize); shorten the object name or args", len(data), wire.MaxControlSize))
 	}
 	c.conn.LockWrite()
 	select {
@@ -105,19 +108,19 @@ func (c *wsConn) send(call *wsCall, ctrl wire.Control, body io.Reader) (<-chan s
 		close(sent)
 		return sent, nil
 	}
-	c.panics.goSafe("ws body writer", func() {
+	c.panics.GoSafe("ws body writer", func() {
 		defer close(sent)
 		defer c.conn.UnlockWrite()
 		// Half a message cannot be taken back: a failure, or a panic,
 		// closes the connection before the next sender may write.
-		failure := errInternal
+		failure := panics.ErrInternal
 		defer func() {
 			if failure != nil {
 				c.fail(failure)
 			}
 		}()
-		buf := getBuffer()
-		defer putBuffer(buf)
+		buf := bufpool.Objects.Get()
+		defer bufpool.Objects.Put(buf)
 		_, srcErr, dstErr := c.conn.WriteFrom(ws.Binary, body, *buf)
 		failure = errors.Join(srcErr, dstErr)
 	})

@@ -1,4 +1,4 @@
-// Package agentclient is how the manager calls the node agents (controller/datapath/agent): the
+// Package agentclient is how the manager calls the node agents (datapath/agent): the
 // address of an agent pod's API, the data path token it presents, and one request function whose
 // errors tell a refused token and an agent's answer apart from a network failure.
 package agentclient

@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/mlkube/mlkube/e2e/cluster"
 	"github.com/mlkube/mlkube/internal/repo"
 )
@@ -46,6 +49,10 @@ func run(ctx context.Context, args []string) error {
 	if l, ok := p.(interface{ SetLogf(func(string, ...any)) }); ok {
 		l.SetLogf(logf)
 	}
+	// controller-runtime's clients (installing metrics-server, say) log the API server's
+	// warnings; with the rest of the command's lines. Unset, they would be dropped and
+	// controller-runtime would print a stack trace saying so.
+	ctrllog.SetLogger(funcr.New(func(prefix, args string) { logf("%s %s", prefix, args) }, funcr.Options{}))
 	began := time.Now()
 	defer func() { logf("%s took %v", args[0], time.Since(began).Round(100*time.Millisecond)) }()
 	switch args[0] {

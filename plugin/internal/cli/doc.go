@@ -3,11 +3,12 @@
 //
 //   - Main builds the root command from a Plugin (its name, help and API groups) and the plugin's
 //     own commands, adds every kubectl global flag (genericclioptions.ConfigFlags, so kubeconfig,
-//     contexts, impersonation and client-go auth plugins work as in kubectl), a `version` command
-//     (the plugin's, the server's and the manager's versions and the served API versions,
-//     VersionInfo) and a `completion install` command, and answers shell completion when run as
-//     kubectl_complete-<name>, the executable kubectl ≥ 1.26 looks for; CompleteNames completes
-//     object names from the cluster.
+//     contexts, impersonation and client-go auth plugins work as in kubectl: the frame imports
+//     them), a `version` command (the plugin's, the server's and the manager's versions and the
+//     served API versions, VersionInfo) and a `completion install` command, and answers shell
+//     completion when run as kubectl_complete-<name>, the executable kubectl ≥ 1.26 looks for;
+//     CompleteNames completes object names from the cluster. It sets controller-runtime's logger
+//     to klog, which kubectl and client-go log through.
 //   - Errors reach the user as one line, "error: …", that says what to do, and exit code 1, or
 //     the code of an ExitError (wait's 2 on timeout).
 //   - Commands follow kubectl's Options → Complete → Validate → Run: an options struct

@@ -11,6 +11,11 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	// The kubeconfig auth providers kubectl has (oidc), for both plugins; exec credential
+	// plugins are client-go's own.
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Plugin describes a kubectl plugin: kubectl-<Name>, used as "kubectl <Name> …".
@@ -30,6 +35,10 @@ const CompletionPrefix = "kubectl_complete-"
 // Main runs a plugin as an executable and returns its exit code. Invoked under the name
 // kubectl_complete-<Name>, it answers cobra's __complete protocol for kubectl.
 func Main(p Plugin, scheme *runtime.Scheme, commands func(*Env) []*cobra.Command) int {
+	// controller-runtime's clients log the API server's warnings; through klog, as client-go
+	// and kubectl log theirs. Unset, they would be dropped and controller-runtime would print a
+	// stack trace saying so.
+	ctrllog.SetLogger(klog.NewKlogr())
 	env := NewEnv(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, NewConfigFlags(), scheme)
 	args := os.Args[1:]
 	if filepath.Base(os.Args[0]) == CompletionPrefix+p.Name {

@@ -11,8 +11,10 @@ import (
 	"io"
 	"os"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mlkube/mlkube/plugin/etl"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
@@ -20,6 +22,9 @@ import (
 )
 
 func main() {
+	// The plugins' packages link controller-runtime, whose logger every command sets; gendocs
+	// builds their command trees and never runs them, so it has nothing to log.
+	ctrllog.SetLogger(logr.Discard())
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: gendocs DIR")
 		os.Exit(2)

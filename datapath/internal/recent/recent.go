@@ -1,4 +1,6 @@
-package agent
+// Package recent keeps the most recent per-object errors of a Transform (the
+// agent's stats) or of a node run (its status), as many as a status shows.
+package recent
 
 import (
 	"sync"
@@ -6,9 +8,9 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
 
-// errorRing keeps the most recent per-object errors, as many as status
-// shows.
-type errorRing struct {
+// Errors is a ring of the most recent per-object errors; its zero value is
+// empty and ready.
+type Errors struct {
 	mu sync.Mutex
 	// next is where the next error goes; full says the ring has wrapped.
 	ring [etlv1alpha1.MaxObjectErrors]etlv1alpha1.ObjectError
@@ -16,7 +18,9 @@ type errorRing struct {
 	full bool
 }
 
-func (r *errorRing) add(e etlv1alpha1.ObjectError) {
+// Add keeps e, cut to what a status holds, in place of the oldest error
+// once the ring is full.
+func (r *Errors) Add(e etlv1alpha1.ObjectError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ring[r.next] = e.Truncated()
@@ -24,8 +28,8 @@ func (r *errorRing) add(e etlv1alpha1.ObjectError) {
 	r.full = r.full || r.next == 0
 }
 
-// snapshot returns the errors, oldest first.
-func (r *errorRing) snapshot() []etlv1alpha1.ObjectError {
+// Snapshot returns the errors, oldest first.
+func (r *Errors) Snapshot() []etlv1alpha1.ObjectError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []etlv1alpha1.ObjectError

@@ -1,4 +1,4 @@
-package agent
+package noderun
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
@@ -27,7 +28,7 @@ import (
 // failing r is reported as it failed; a failing file system as a 500.
 func create(root *os.Root, name, tmp string, r io.Reader, buf []byte, beforeRename func() error) error {
 	if err := wire.CheckObject(name); err != nil {
-		return badPath(err)
+		return status.BadRequest(err)
 	}
 	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
 		return storageError(name, err)
@@ -64,7 +65,7 @@ func create(root *os.Root, name, tmp string, r io.Reader, buf []byte, beforeRena
 }
 
 func storageError(name string, err error) error {
-	return withStatus(http.StatusInternalServerError, fmt.Errorf("writing %q: %w", name, err))
+	return status.With(http.StatusInternalServerError, fmt.Errorf("writing %q: %w", name, err))
 }
 
 // syncDir makes the entries of dir (renames into it) durable.

@@ -1,9 +1,10 @@
-package agent
+package noderun
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -16,24 +17,29 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/datapath/internal/recent"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
-// nodeRun is one attempt at this node's share of a TransformRun: the
+// Run is one attempt at this node's share of a TransformRun: the
 // objects of the source go through the pipeline into the destination,
 // Workers at a time, fed by the walk of the source as they go. An attempt
 // ends when its share is done (Succeeded, Failed) or it is stopped
 // (Suspended); the next attempt of the same UID resumes from the journal.
-type nodeRun struct {
-	a       *Agent
-	key     runKey
-	plan    nodeRunPlan
-	targets []Target
-	started time.Time
+type Run struct {
+	rs       *Runs
+	key      Key
+	plan     Plan
+	pipeline Pipeline
+	started  time.Time
 	// root is the namespace's directory, open for the attempt; files are
 	// the attempt's journal, error log and destination lock, nil in a dry
 	// run.
 	root *os.Root
-	data *dataRoot
+	data *dataroot.Namespace
 	files
 
 	// ctx ends when the agent closes: objects in flight are abandoned
@@ -47,7 +53,7 @@ type nodeRun struct {
 	stopped atomic.Pointer[stopCause]
 
 	counts runCounters
-	recent errorRing
+	recent recent.Errors
 
 	// done is closed when the attempt has ended.
 	done chan struct{}
@@ -83,7 +89,7 @@ type stopCause struct {
 	message string
 }
 
-// The status's recent errors are the errorRing's.
+// The status's recent errors are recent.Errors'.
 var _ [etlv1alpha1.MaxRunErrors - etlv1alpha1.MaxObjectErrors]struct{}
 var _ [etlv1alpha1.MaxObjectErrors - etlv1alpha1.MaxRunErrors]struct{}
 
@@ -93,18 +99,19 @@ type item struct {
 	size           int64
 }
 
-// newNodeRun opens what an attempt needs on the file system: unless it is a
+// newRun opens what an attempt needs on the file system: unless it is a
 // dry run, it takes the destination, checks it against the source, opens
 // the journal and sweeps the temporary files an earlier attempt left.
-func (a *Agent) newNodeRun(key runKey, plan nodeRunPlan, targets []Target) (*nodeRun, error) {
-	data := a.data(key.ns)
-	r := &nodeRun{
-		a: a, key: key, plan: plan, targets: targets, started: time.Now(), data: data,
+func (rs *Runs) newRun(key Key, plan Plan, pipeline Pipeline) (*Run, error) {
+	// A run hands objects to the agent by name, never as fqn paths.
+	data := dataroot.Of(rs.cfg.Root, key.Namespace, "")
+	r := &Run{
+		rs: rs, key: key, plan: plan, pipeline: pipeline, started: time.Now(), data: data,
 		stop: make(chan struct{}), done: make(chan struct{}), phase: etlv1alpha1.RunRunning,
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	root, err := data.enter()
-	if statusOf(err) == http.StatusNotFound {
+	root, err := data.Enter()
+	if status.Of(err) == http.StatusNotFound {
 		// The namespace has no data on the node: nothing to transform.
 		return r, nil
 	}
@@ -123,7 +130,7 @@ func (a *Agent) newNodeRun(key runKey, plan nodeRunPlan, targets []Target) (*nod
 	return r, nil
 }
 
-func (r *nodeRun) openFiles() error {
+func (r *Run) openFiles() error {
 	uid, dst := r.plan.spec.UID, r.plan.dst
 	if r.plan.srcPrefix != "" {
 		if err := checkOverlap(r.root, r.plan.srcPrefix, dst); err != nil {
@@ -151,10 +158,10 @@ func (r *nodeRun) openFiles() error {
 	return nil
 }
 
-func (r *nodeRun) closeFiles() {
+func (r *Run) closeFiles() {
 	if r.journal != nil {
 		if err := r.journal.close(); err != nil {
-			r.a.log.Error("closing a run's journal: its last objects will be redone", "run", r.key, "error", err)
+			r.rs.cfg.Log.Error("closing a run's journal: its last objects will be redone", "run", r.key, "error", err)
 		}
 	}
 	if r.lock != nil {
@@ -164,12 +171,12 @@ func (r *nodeRun) closeFiles() {
 
 // execute runs the attempt to its end; the caller has taken its share of
 // the node's limits, which it gives back.
-func (r *nodeRun) execute() {
+func (r *Run) execute() {
 	defer func() {
-		// After a panic, which goSafe reports: the run must not stay
+		// After a panic, which GoSafe reports: the run must not stay
 		// Running for ever.
 		if !r.ended() {
-			r.end(etlv1alpha1.RunFailed, errInternal.Error())
+			r.end(etlv1alpha1.RunFailed, panics.ErrInternal.Error())
 		}
 	}()
 	workers := r.plan.spec.Workers
@@ -180,10 +187,10 @@ func (r *nodeRun) execute() {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
-		r.a.panics.goSafe("run worker", func() {
+		r.rs.cfg.Panics.GoSafe("run worker", func() {
 			defer wg.Done()
-			buf := getBuffer()
-			defer putBuffer(buf)
+			buf := bufpool.Objects.Get()
+			defer bufpool.Objects.Put(buf)
 			for it := range work {
 				r.process(it, *buf)
 			}
@@ -212,13 +219,13 @@ func (r *nodeRun) execute() {
 // feed calls send with each object of the source that exists on this node,
 // in order, until send returns false. Objects of a list or template that
 // this node does not have are not of its share.
-func (r *nodeRun) feed(send func(item) bool) error {
+func (r *Run) feed(send func(item) bool) error {
 	if r.root == nil {
 		return nil
 	}
 	spec := r.plan.spec
 	if r.plan.srcPrefix != "" {
-		err := r.data.walk(r.plan.srcPrefix, func(object string, e fs.DirEntry) error {
+		err := r.data.Walk(r.plan.srcPrefix, func(object string, e fs.DirEntry) error {
 			result, ok := wire.ResultName(spec.Source, spec.Destination, object)
 			if !ok {
 				return nil
@@ -236,7 +243,7 @@ func (r *nodeRun) feed(send func(item) bool) error {
 			}
 			return nil
 		})
-		if statusOf(err) == http.StatusNotFound {
+		if status.Of(err) == http.StatusNotFound {
 			return nil // no source on this node: nothing to transform
 		}
 		return err
@@ -259,7 +266,7 @@ func (r *nodeRun) feed(send func(item) bool) error {
 
 // process transforms one object unless the feeding stopped, the journal
 // has it, or its result exists and may not be replaced.
-func (r *nodeRun) process(it item, buf []byte) {
+func (r *Run) process(it item, buf []byte) {
 	if r.isStopped() {
 		return
 	}
@@ -269,7 +276,7 @@ func (r *nodeRun) process(it item, buf []byte) {
 	}
 	if !r.plan.spec.Overwrite && !r.journal.mayHaveWritten(it.object) {
 		if _, err := r.root.Lstat(it.result); err == nil {
-			r.failed(it.object, withStatus(http.StatusConflict, fmt.Errorf(
+			r.failed(it.object, status.With(http.StatusConflict, fmt.Errorf(
 				"destination object %q exists; set overwrite to replace it, or choose another destination", it.result)))
 			return
 		}
@@ -286,38 +293,13 @@ func (r *nodeRun) process(it item, buf []byte) {
 	// attempt.
 }
 
-// transform runs one object through the pipeline into its result, counted
-// in the Transforms' stats as inline objects are.
-func (r *nodeRun) transform(it item, buf []byte) error {
-	o := &objectRun{a: r.a, object: it.object, start: time.Now()}
-	ctx, cancel := context.WithTimeout(r.ctx, objectTimeoutOf(r.targets))
-	defer cancel()
-	var err error
-	// An object that panics fails alone: its worker goes on with the next.
-	if perr := r.a.panics.call("run object", func() { err = r.write(ctx, o, it, buf) }); perr != nil {
-		err = withStatus(http.StatusInternalServerError, perr)
-	}
-	code, msg := 0, ""
-	if err != nil {
-		err = o.classify(err)
-		code, msg = statusOf(err), messageOf(err)
-	}
-	o.finish(code, msg)
-	return err
+// transform runs one object through the pipeline into its result.
+func (r *Run) transform(it item, buf []byte) error {
+	return r.pipeline.Transform(r.ctx, it.object, r.plan.spec.Args, func(result io.Reader) error { return r.write(it, result, buf) })
 }
 
-func (r *nodeRun) write(ctx context.Context, o *objectRun, it item, buf []byte) error {
-	in, err := r.a.localInput(r.data, it.object, r.plan.spec.Args)
-	if err != nil {
-		o.stages = append(o.stages, stageRun{t: r.targets[0]})
-		return err
-	}
-	o.inSize = in.size
-	result, _, err := o.run(ctx, r.targets, in)
-	if err != nil {
-		return err
-	}
-	defer result.Close()
+// write puts result in place as it.result, durably, and journals it.
+func (r *Run) write(it item, result io.Reader, buf []byte) error {
 	tmp := tempName(it.result, r.plan.spec.UID)
 	if err := create(r.root, it.result, tmp, result, buf, func() error { return r.journal.intend(it.object) }); err != nil {
 		return err
@@ -330,37 +312,38 @@ func (r *nodeRun) write(ctx context.Context, o *objectRun, it item, buf []byte) 
 
 // failed counts a failed object and, without continueOnError, stops the
 // feeding: the objects in flight finish.
-func (r *nodeRun) failed(object string, err error) {
+func (r *Run) failed(object string, err error) {
 	r.counts.failedObjects.Add(1)
 	e := etlv1alpha1.ObjectError{
-		Object: object, Message: messageOf(err), StatusCode: int32(statusOf(err)), Node: r.a.opts.Node, Time: metav1.Now(),
+		Object: object, Message: status.Message(err), StatusCode: int32(status.Of(err)), Node: r.rs.cfg.Node, Time: metav1.Now(),
 	}
-	r.recent.add(e)
+	r.recent.Add(e)
 	r.errs.add(e)
 	if !r.plan.spec.ContinueOnError {
-		r.stopFeeding(etlv1alpha1.RunFailed, fmt.Sprintf("stopped after object %q failed: %s", object, messageOf(err)))
+		r.stopFeeding(etlv1alpha1.RunFailed, fmt.Sprintf("stopped after object %q failed: %s", object, status.Message(err)))
 	}
 }
 
 // stopFeeding stops the attempt for cause; the first cause stands.
-func (r *nodeRun) stopFeeding(phase etlv1alpha1.RunPhase, message string) {
+func (r *Run) stopFeeding(phase etlv1alpha1.RunPhase, message string) {
 	r.stopOnce.Do(func() {
 		r.stopped.Store(&stopCause{phase: phase, message: message})
 		close(r.stop)
 	})
 }
 
-func (r *nodeRun) isStopped() bool { return r.stopped.Load() != nil || r.ctx.Err() != nil }
+func (r *Run) isStopped() bool { return r.stopped.Load() != nil || r.ctx.Err() != nil }
 
-// suspend stops the attempt after the objects in flight (DELETE).
-func (r *nodeRun) suspend() {
+// Suspend stops the attempt after the objects in flight (the manager's
+// DELETE).
+func (r *Run) Suspend() {
 	r.stopFeeding(etlv1alpha1.RunSuspended, "suspended: the objects not done yet are transformed when the run resumes")
 }
 
 // finish ends the attempt: the journal is flushed, and when the share
 // ended (not suspended, the agent not closing) the error manifest is put in
 // place.
-func (r *nodeRun) finish(feedErr error) {
+func (r *Run) finish(feedErr error) {
 	phase, message := etlv1alpha1.RunSucceeded, ""
 	cause := r.stopped.Load()
 	switch {
@@ -369,7 +352,7 @@ func (r *nodeRun) finish(feedErr error) {
 	case cause != nil:
 		phase, message = cause.phase, cause.message
 	case feedErr != nil:
-		phase, message = etlv1alpha1.RunFailed, "listing the source: "+messageOf(feedErr)
+		phase, message = etlv1alpha1.RunFailed, "listing the source: "+status.Message(feedErr)
 	case r.counts.failedObjects.Load() > 0:
 		phase, message = etlv1alpha1.RunFailed, "some objects failed; see errors and the error manifest"
 	}
@@ -389,18 +372,28 @@ func (r *nodeRun) finish(feedErr error) {
 	r.end(phase, message)
 }
 
-func (r *nodeRun) end(phase etlv1alpha1.RunPhase, message string) {
+func (r *Run) end(phase etlv1alpha1.RunPhase, message string) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.phase, r.message, r.finished = phase, message, &now
 	r.cancel()
-	r.a.limits.releaseRun(r.plan.spec.Workers)
+	r.rs.limits.release(r.plan.spec.Workers)
 	close(r.done)
 }
 
+// Abandon ends the attempt at once, as the agent's closing does: its objects
+// in flight are cancelled and redone when the run resumes.
+func (r *Run) Abandon() { r.cancel() }
+
+// Done is closed when the attempt has ended.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// UID is the UID of the TransformRun the attempt is of.
+func (r *Run) UID() string { return r.plan.spec.UID }
+
 // ended reports whether the attempt has ended.
-func (r *nodeRun) ended() bool {
+func (r *Run) ended() bool {
 	select {
 	case <-r.done:
 		return true
@@ -409,10 +402,10 @@ func (r *nodeRun) ended() bool {
 	}
 }
 
-// status returns the attempt's NodeRunStatus now.
-func (r *nodeRun) status() wire.NodeRunStatus {
+// Status returns the attempt's NodeRunStatus now.
+func (r *Run) Status() wire.NodeRunStatus {
 	s := wire.NodeRunStatus{
-		UID: r.plan.spec.UID, Node: r.a.opts.Node, RunCounts: r.counts.snapshot(), Errors: r.recent.snapshot(), Started: r.started,
+		UID: r.plan.spec.UID, Node: r.rs.cfg.Node, RunCounts: r.counts.snapshot(), Errors: r.recent.Snapshot(), Started: r.started,
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,4 +1,4 @@
-package agent
+package noderun
 
 import (
 	"errors"
@@ -12,16 +12,16 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 )
 
-// runKey names a node run: the TransformRun's namespace and name.
-type runKey struct{ ns, name string }
+// Key names a node run: the TransformRun's namespace and name.
+type Key struct{ Namespace, Name string }
 
-func (k runKey) String() string { return k.ns + "/" + k.name }
+func (k Key) String() string { return k.Namespace + "/" + k.Name }
 
-// nodeRunPlan is a checked NodeRunSpec, ready to run: its pipeline parsed, its
+// Plan is a checked NodeRunSpec, ready to run: its pipeline parsed, its
 // prefixes cleaned, and an objects or template source expanded.
-type nodeRunPlan struct {
-	spec     wire.NodeRunSpec
-	pipeline transformPath
+type Plan struct {
+	spec   wire.NodeRunSpec
+	stages []string
 	// srcPrefix is the cleaned prefix of a prefix source, "" otherwise;
 	// objects are the objects of a list or template source.
 	srcPrefix string
@@ -29,13 +29,13 @@ type nodeRunPlan struct {
 	dst       string
 }
 
-// planNodeRun checks the spec the manager sent for run key and returns its
-// plan. The webhook has checked the TransformRun already; the agent checks
-// again what reaches its file system and names its files, since a spec that
+// Plan checks the spec the manager sent for run key and returns its plan.
+// The webhook has checked the TransformRun already; the agent checks again
+// what reaches its file system and names its files, since a spec that
 // slipped past would write where it should not.
-func planNodeRun(key runKey, spec wire.NodeRunSpec) (nodeRunPlan, error) {
-	p := nodeRunPlan{spec: spec}
-	if err := checkRunKey(key); err != nil {
+func (rs *Runs) Plan(key Key, spec wire.NodeRunSpec) (Plan, error) {
+	p := Plan{spec: spec}
+	if err := CheckKey(key); err != nil {
 		return p, err
 	}
 	// The UID names the journal and the error manifest: a DNS label keeps
@@ -44,7 +44,7 @@ func planNodeRun(key runKey, spec wire.NodeRunSpec) (nodeRunPlan, error) {
 		return p, fmt.Errorf("uid %q: %s", spec.UID, strings.Join(msgs, "; "))
 	}
 	var err error
-	if p.pipeline, err = parsePipeline(spec.Pipeline, key.ns, spec.Pipeline); err != nil {
+	if p.stages, err = rs.cfg.Transformers.ParsePipeline(key.Namespace, spec.Pipeline); err != nil {
 		return p, err
 	}
 	if spec.Workers < 1 || spec.Workers > etlv1alpha1.MaxRunWorkersPerNode {
@@ -63,21 +63,24 @@ func planNodeRun(key runKey, spec wire.NodeRunSpec) (nodeRunPlan, error) {
 	return p, err
 }
 
-// checkRunKey checks the namespace (a directory of the data root) and the
+// Stages are the Transforms of the plan's pipeline, in order.
+func (p Plan) Stages() []string { return p.stages }
+
+// CheckKey checks the namespace (a directory of the data root) and the
 // TransformRun's name.
-func checkRunKey(k runKey) error {
-	if msgs := validation.IsDNS1123Label(k.ns); len(msgs) > 0 {
-		return fmt.Errorf("bad namespace %q: %s", k.ns, strings.Join(msgs, "; "))
+func CheckKey(k Key) error {
+	if msgs := validation.IsDNS1123Label(k.Namespace); len(msgs) > 0 {
+		return fmt.Errorf("bad namespace %q: %s", k.Namespace, strings.Join(msgs, "; "))
 	}
-	if msgs := validation.IsDNS1123Subdomain(k.name); len(msgs) > 0 {
-		return fmt.Errorf("bad run name %q: %s", k.name, strings.Join(msgs, "; "))
+	if msgs := validation.IsDNS1123Subdomain(k.Name); len(msgs) > 0 {
+		return fmt.Errorf("bad run name %q: %s", k.Name, strings.Join(msgs, "; "))
 	}
 	return nil
 }
 
 // planSource checks that src is exactly one of a prefix, a list and a
 // template, and expands the last two.
-func (p *nodeRunPlan) planSource(src etlv1alpha1.RunSource) error {
+func (p *Plan) planSource(src etlv1alpha1.RunSource) error {
 	kinds := 0
 	for _, set := range []bool{src.Prefix != "", len(src.Objects) > 0, src.Template != ""} {
 		if set {

@@ -1,4 +1,4 @@
-package agent
+package noderun
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+
+	"github.com/mlkube/mlkube/datapath/internal/status"
 )
 
 // A run's destination is checked on the file system, not by names: a
@@ -80,7 +82,7 @@ func checkOverlap(root *os.Root, src, dst string) error {
 		return nil
 	}
 	if err != nil {
-		return badPath(fmt.Errorf("source.prefix %q: %w", src, err))
+		return status.BadRequest(fmt.Errorf("source.prefix %q: %w", src, err))
 	}
 	defer s.Close()
 	top, err := root.Open(".")
@@ -90,7 +92,7 @@ func checkOverlap(root *os.Root, src, dst string) error {
 	defer top.Close()
 	d, complete, err := openExisting(root, dst)
 	if err != nil {
-		return badPath(fmt.Errorf("destination.prefix %q: %w", dst, err))
+		return status.BadRequest(fmt.Errorf("destination.prefix %q: %w", dst, err))
 	}
 	defer d.Close()
 	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
@@ -111,7 +113,7 @@ func checkOverlap(root *os.Root, src, dst string) error {
 	case err != nil:
 		return storageError(dst, err)
 	case overlap:
-		return badPath(fmt.Errorf("destination.prefix %q overlaps source.prefix %q once symlinks are resolved: results would be read as input or input overwritten; choose a destination outside the source", dst, src))
+		return status.BadRequest(fmt.Errorf("destination.prefix %q overlaps source.prefix %q once symlinks are resolved: results would be read as input or input overwritten; choose a destination outside the source", dst, src))
 	}
 	return nil
 }
@@ -141,7 +143,7 @@ func lockDestination(root *os.Root, dst, uid string) (*os.File, error) {
 		n, _ := f.ReadAt(holder, 0) // best effort: the refusal stands without the name
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, withStatus(http.StatusConflict, fmt.Errorf(
+			return nil, status.With(http.StatusConflict, fmt.Errorf(
 				"destination %q is being written by run %s on this node: two runs must not write one destination; wait for it to end or choose another",
 				dst, strings.TrimSpace(string(holder[:n]))))
 		}
@@ -155,5 +157,5 @@ func lockDestination(root *os.Root, dst, uid string) (*os.File, error) {
 }
 
 func notADir(dst string) error {
-	return badPath(fmt.Errorf("destination.prefix %q is not a directory", dst))
+	return status.BadRequest(fmt.Errorf("destination.prefix %q is not a directory", dst))
 }

@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/datapath/noderun"
+)
+
+// runTransformers is the agent as its run executor sees it.
+type runTransformers struct{ a *Agent }
+
+var _ noderun.Transformers = runTransformers{}
+
+func (t runTransformers) ParsePipeline(ns, pipeline string) ([]string, error) {
+	p, err := parsePipeline(pipeline, ns, pipeline)
+	return p.pipeline, err
+}
+
+func (t runTransformers) Resolve(ctx context.Context, ns string, stages []string) (noderun.Pipeline, error) {
+	targets, err := t.a.resolve(ctx, transformPath{namespace: ns, pipeline: stages})
+	if err != nil {
+		return nil, err
+	}
+	return runPipeline{a: t.a, data: t.a.data(ns), targets: targets}, nil
+}
+
+// runPipeline moves a run's objects through its transformers as the inline
+// API does, counted in the Transforms' stats as inline objects are.
+type runPipeline struct {
+	a       *Agent
+	data    *dataroot.Namespace
+	targets []Target
+}
+
+// Transform returns an error that carries its status (status.Code), which
+// the run records: an error of a Resolver's kind has none of its own.
+func (p runPipeline) Transform(ctx context.Context, object, args string, write func(io.Reader) error) error {
+	o := &objectRun{a: p.a, object: object, start: time.Now()}
+	ctx, cancel := context.WithTimeout(ctx, objectTimeoutOf(p.targets))
+	defer cancel()
+	var err error
+	// An object that panics fails alone: its worker goes on with the next.
+	if perr := p.a.panics.Call("run object", func() { err = p.transform(ctx, o, object, args, write) }); perr != nil {
+		err = status.With(http.StatusInternalServerError, perr)
+	}
+	if err == nil {
+		o.finish(0, "")
+		return nil
+	}
+	err = o.classify(err)
+	code := statusOf(err)
+	o.finish(code, status.Message(err))
+	return status.With(code, err)
+}
+
+func (p runPipeline) transform(ctx context.Context, o *objectRun, object, args string, write func(io.Reader) error) error {
+	in, err := p.a.localInput(p.data, object, args)
+	if err != nil {
+		o.stages = append(o.stages, stageRun{t: p.targets[0]})
+		return err
+	}
+	o.inSize = in.size
+	result, _, err := o.run(ctx, p.targets, in)
+	if err != nil {
+		return err
+	}
+	defer result.Close()
+	return write(result)
+}

@@ -1,0 +1,198 @@
+package noderun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+)
+
+// Transformers is what a run needs of the node agent: the transformers of
+// its pipeline on this node, and the agent's way of moving objects through
+// them. The agent implements it; the executor never talks to transformers
+// itself.
+type Transformers interface {
+	// ParsePipeline returns the stages of pipeline ("a>>b") in namespace
+	// ns, checked as the inline API checks {name}.
+	ParsePipeline(ns, pipeline string) ([]string, error)
+	// Resolve finds the transformers of stages in namespace ns on this node
+	// now; its error carries the status that answers it.
+	Resolve(ctx context.Context, ns string, stages []string) (Pipeline, error)
+}
+
+// Pipeline moves the objects of one namespace's data through a run's
+// transformers.
+type Pipeline interface {
+	// Transform runs object, a file of the namespace's data, with args
+	// through the pipeline within its object timeout, and hands the result
+	// to write. It counts the object in the agent's stats and metrics as an
+	// inline one. Its error carries the status that answers it (package
+	// status); a panic, of write too, fails the object alone.
+	Transform(ctx context.Context, object, args string, write func(result io.Reader) error) error
+}
+
+// Config configures a node's Runs.
+type Config struct {
+	// Node is the node the runs are on, reported in their status.
+	Node string
+	// Root is the node's data directory (package dataroot).
+	Root         *os.Root
+	Transformers Transformers
+	// MaxRuns bounds the runs going on at once on the node, and MaxWorkers
+	// their workers together; a run past either is refused with 429.
+	MaxRuns, MaxWorkers int
+	Panics              *panics.Reporter
+	Log                 *slog.Logger
+}
+
+// keptRuns is how many runs an agent remembers; the oldest ended ones are
+// forgotten first. A forgotten run answers 404, and the manager's next PUT
+// finds its journal.
+const keptRuns = 64
+
+// Runs holds a node's runs, the latest attempt of each by key.
+type Runs struct {
+	cfg    Config
+	limits limits
+
+	// starting serializes Starts, which check and take destinations.
+	starting sync.Mutex
+
+	mu    sync.Mutex
+	runs  map[Key]*Run
+	order []Key // oldest first
+}
+
+// New returns the runs of a node, none yet.
+func New(cfg Config) *Runs {
+	return &Runs{cfg: cfg, limits: limits{maxRuns: cfg.MaxRuns, maxWorkers: cfg.MaxWorkers}, runs: map[Key]*Run{}}
+}
+
+// Get returns the latest attempt of run k, or nil when the node holds none.
+func (rs *Runs) Get(k Key) *Run {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.runs[k]
+}
+
+// put makes r the run of its key, forgetting the oldest ended runs past
+// keptRuns.
+func (rs *Runs) put(r *Run) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if _, ok := rs.runs[r.key]; !ok {
+		rs.order = append(rs.order, r.key)
+	}
+	rs.runs[r.key] = r
+	for i := 0; len(rs.order) > keptRuns && i < len(rs.order); {
+		if k := rs.order[i]; rs.runs[k].ended() {
+			delete(rs.runs, k)
+			rs.order = append(rs.order[:i], rs.order[i+1:]...)
+			continue
+		}
+		i++
+	}
+}
+
+// Start returns the attempt of key that plan's PUT stands for: the one
+// going on, a share that ended, or a new attempt that resumes from the
+// journal.
+func (rs *Runs) Start(ctx context.Context, key Key, plan Plan) (*Run, error) {
+	uid := plan.spec.UID
+	// A run being suspended resumes once its workers let go.
+	if cur := rs.Get(key); cur != nil && cur.plan.spec.UID == uid && cur.stopped.Load() != nil {
+		select {
+		case <-cur.done:
+		case <-ctx.Done():
+			return nil, status.With(http.StatusServiceUnavailable, fmt.Errorf("run %s is still stopping; retry", key))
+		}
+	}
+	rs.starting.Lock()
+	defer rs.starting.Unlock()
+	if cur := rs.Get(key); cur != nil {
+		switch {
+		case cur.plan.spec.UID != uid && !cur.ended():
+			return nil, status.With(http.StatusConflict, fmt.Errorf(
+				"run %s of uid %s is going on on this node; DELETE it and wait for it to stop before starting uid %s", key, cur.plan.spec.UID, uid))
+		case cur.plan.spec.UID == uid && !cur.ended():
+			return cur, nil
+		case cur.plan.spec.UID == uid && cur.Status().Phase != etlv1alpha1.RunSuspended:
+			return cur, nil // its share ended
+		}
+	}
+	pipeline, err := rs.cfg.Transformers.Resolve(ctx, key.Namespace, plan.stages)
+	if err != nil {
+		return nil, err
+	}
+	if err := rs.limits.admit(plan.spec.Workers); err != nil {
+		return nil, err
+	}
+	run, err := rs.newRun(key, plan, pipeline)
+	if err != nil {
+		rs.limits.release(plan.spec.Workers)
+		return nil, err
+	}
+	rs.put(run)
+	rs.cfg.Panics.GoSafe("node run", run.execute)
+	return run, nil
+}
+
+// Close abandons every run, as the agent closes, and waits until their
+// workers let go of the destinations: a run's objects in flight are
+// cancelled and redone when the run resumes.
+func (rs *Runs) Close() {
+	rs.mu.Lock()
+	runs := make([]*Run, 0, len(rs.runs))
+	for _, r := range rs.runs {
+		runs = append(runs, r)
+	}
+	rs.mu.Unlock()
+	for _, r := range runs {
+		r.Abandon()
+	}
+	for _, r := range runs {
+		<-r.done
+	}
+}
+
+// limits are the node-wide caps on offline runs: each run holds goroutines,
+// buffers and transformer connections, so without a cap a few runs could
+// take the whole node.
+type limits struct {
+	maxRuns, maxWorkers int
+
+	mu            sync.Mutex
+	runs, workers int
+}
+
+// admit takes a run's share (one run, its workers), or fails with 429;
+// release gives it back.
+func (l *limits) admit(workers int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.runs >= l.maxRuns:
+		return status.TooMany("concurrent offline runs", l.maxRuns, "--max-offline-runs")
+	case l.workers+workers > l.maxWorkers:
+		return status.With(http.StatusTooManyRequests, fmt.Errorf(
+			"%d more offline workers would exceed this node's limit of %d (--max-offline-workers; %d in use); retry later or ask for fewer workers",
+			workers, l.maxWorkers, l.workers))
+	}
+	l.runs++
+	l.workers += workers
+	return nil
+}
+
+func (l *limits) release(workers int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runs--
+	l.workers -= workers
+}

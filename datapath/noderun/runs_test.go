@@ -1,0 +1,129 @@
+package noderun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+)
+
+// upper is Transformers without the agent: every stage upper-cases the object's bytes, read
+// from the namespace's directory under base; an object named "bad" fails with 502.
+type upper struct{ base string }
+
+func (u upper) ParsePipeline(_, pipeline string) ([]string, error) {
+	return strings.Split(pipeline, ">>"), nil
+}
+
+func (u upper) Resolve(_ context.Context, ns string, stages []string) (Pipeline, error) {
+	if stages[0] == "missing" {
+		return nil, status.NotFound(errors.New("transform missing not found"))
+	}
+	return upperPipeline{dir: filepath.Join(u.base, ns)}, nil
+}
+
+type upperPipeline struct{ dir string }
+
+func (p upperPipeline) Transform(_ context.Context, object, _ string, write func(io.Reader) error) error {
+	if filepath.Base(object) == "bad" {
+		return status.With(http.StatusBadGateway, errors.New("the transformer refused it"))
+	}
+	b, err := os.ReadFile(filepath.Join(p.dir, object))
+	if err != nil {
+		return status.NotFound(err)
+	}
+	return write(bytes.NewReader(bytes.ToUpper(b)))
+}
+
+// newRuns returns the runs of a node whose namespace default holds files (name → content).
+func newRuns(t *testing.T, files map[string]string) (*Runs, string) {
+	base := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(base, "default", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := New(Config{
+		Node: "node-a", Root: root, Transformers: upper{base}, MaxRuns: 1, MaxWorkers: 4,
+		Panics: &panics.Reporter{Log: slog.New(slog.DiscardHandler), Count: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "panics"}, []string{"goroutine"})},
+		Log:    slog.New(slog.DiscardHandler),
+	})
+	t.Cleanup(func() {
+		rs.Close()
+		root.Close()
+	})
+	return rs, filepath.Join(base, "default")
+}
+
+// start plans and starts run name of spec.
+func start(t *testing.T, rs *Runs, name string, spec wire.NodeRunSpec) (*Run, error) {
+	key := Key{Namespace: "default", Name: name}
+	plan, err := rs.Plan(key, spec)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	return rs.Start(t.Context(), key, plan)
+}
+
+// TestRunsWithoutTheAgent: the executor runs a share through any Transformers, here one
+// without transformers or HTTP: results in place, errors recorded, caps and refusals answered
+// with their status, and a second Start of a share that ended answering it.
+func TestRunsWithoutTheAgent(t *testing.T) {
+	rs, dir := newRuns(t, map[string]string{"raw/a": "a", "raw/sub/b": "b", "raw/bad": "x"})
+	spec := wire.NodeRunSpec{
+		UID: "u1", Pipeline: "up", Workers: 2, ContinueOnError: true,
+		Source: etlv1alpha1.RunSource{Prefix: "raw"}, Destination: etlv1alpha1.RunDestination{Prefix: "out"},
+	}
+	run, err := start(t, rs, "r1", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := start(t, rs, "r2", spec); status.Of(err) != http.StatusTooManyRequests {
+		t.Errorf("a second run past MaxRuns: %v, want 429", err)
+	}
+	<-run.Done()
+	s := run.Status()
+	if s.Phase != etlv1alpha1.RunFailed || s.DoneObjects != 2 || s.FailedObjects != 1 || s.Node != "node-a" {
+		t.Fatalf("status %+v, want Failed with 2 done and 1 failed on node-a", s)
+	}
+	if len(s.Errors) != 1 || s.Errors[0].Object != "raw/bad" || s.Errors[0].StatusCode != http.StatusBadGateway {
+		t.Errorf("errors %+v, want raw/bad's 502", s.Errors)
+	}
+	for name, want := range map[string]string{"out/a": "A", "out/sub/b": "B"} {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != want {
+			t.Errorf("%s: %q %v, want %q", name, got, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", wire.ErrorManifest("u1"))); err != nil {
+		t.Errorf("no error manifest: %v", err)
+	}
+	if again, err := start(t, rs, "r1", spec); err != nil || again != run {
+		t.Errorf("Start of a share that ended: %v, %v; want the same run", again, err)
+	}
+	missing := spec
+	missing.UID, missing.Pipeline = "u2", "missing"
+	if _, err := start(t, rs, "r3", missing); status.Of(err) != http.StatusNotFound {
+		t.Errorf("a pipeline that does not resolve: %v, want 404", err)
+	}
+}
