@@ -24,8 +24,8 @@ GENERATED := api manifests docs/commands
 # Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
 # the Kubernetes, CoreDNS, metrics-server, kubeadm and etcd builds of the e2e clusters and the
 # integration tests, and the Helm of make chart-check.
-PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/kubeadmbuild hack/etcdbuild hack/corednsbuild \
-	hack/metricsserverbuild hack/krew hack/helmbuild
+PINNED_MODULES := . hack/tools hack/tools/lint hack/build/kube hack/build/kubeadm hack/build/etcd hack/build/coredns \
+	hack/build/metrics-server hack/build/krew hack/build/helm
 
 .PHONY: all
 all: generate manifests build lint test
@@ -58,7 +58,7 @@ verify: generate manifests docs verify-pins chart-check ## fail when generated f
 	@echo "generated files are up to date"
 
 .PHONY: chart-check
-chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm, hack/helm.sh)
+chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm, hack/build/helm.sh)
 	hack/chart-check.sh
 
 .PHONY: verify-pins
@@ -100,12 +100,12 @@ KREW_ARCHIVES := _output/krew
 
 .PHONY: krew
 krew: ## kubectl-etl and kubectl-mxjob archives for linux and darwin on amd64 and arm64 into _output/krew, their sha256s into krew/*.yaml
-	hack/krew/archives.sh $(KREW_ARCHIVES) $(KREW_VERSION)
-	hack/krew/manifests.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
+	hack/release/krew/archives.sh $(KREW_ARCHIVES) $(KREW_VERSION)
+	hack/release/krew/manifests.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
 
 .PHONY: krew-check
 krew-check: ## krew's validator on krew/*.yaml, their sha256s against fresh archives, the real krew's install of each, the plugins run by kubectl
-	hack/krew/check.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
+	hack/release/krew/check.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
 
 ##@ Release
 
@@ -121,7 +121,7 @@ release: ## every shipped image for linux/amd64 and linux/arm64 pushed to REGIST
 
 .PHONY: envtest-assets
 envtest-assets: ## build kube-apiserver (cached) for the integration tests
-	hack/envtest-assets.sh
+	hack/build/envtest-assets.sh
 
 .PHONY: test-all
 test-all: lint test krew-check e2e ## everything README promises: lint, unit, integration, fuzz, the krew manifests, e2e on a real cluster
@@ -131,7 +131,7 @@ test: test-unit test-race fuzz ## unit and integration tests (real kube-apiserve
 
 .PHONY: test-unit
 test-unit:
-	assets=$$(hack/envtest-assets.sh); \
+	assets=$$(hack/build/envtest-assets.sh); \
 	KUBEBUILDER_ASSETS=$$assets MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
 
 # The packages whose goroutines share connections, buffers and counters: the agent, the SDK, the io
@@ -190,7 +190,7 @@ BENCHSTAT := $(TOOLS) benchstat
 # $(call run-bench,name,package dir,flags)
 define run-bench
 $(GO) test -c -o $(BENCH_OUT)/$(1).test ./$(2)
-assets=$$(hack/envtest-assets.sh) && cd $(2) && KUBEBUILDER_ASSETS=$$assets $(abspath $(BENCH_OUT))/$(1).test -test.run '^$$' -test.count $(BENCH_COUNT) $(3) \
+assets=$$(hack/build/envtest-assets.sh) && cd $(2) && KUBEBUILDER_ASSETS=$$assets $(abspath $(BENCH_OUT))/$(1).test -test.run '^$$' -test.count $(BENCH_COUNT) $(3) \
 	>$(abspath $(BENCH_OUT))/$(1).txt 2>$(abspath $(BENCH_OUT))/$(1).log || { tail -40 $(abspath $(BENCH_OUT))/$(1).txt $(abspath $(BENCH_OUT))/$(1).log; exit 1; }
 endef
 bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT times, summarised by benchstat

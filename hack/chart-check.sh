@@ -3,12 +3,12 @@
 # (manifests/install.yaml) would install different objects: helm lint, then helm template with the
 # default values compared object by object with the bundle (hack/chartdiff prints each
 # difference). Also lints the chart with every value set (hack/chart-values-test.yaml). Helm is the
-# pinned build of hack/helm.sh.
+# pinned build of hack/build/helm.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 chart=manifests/chart/mlkube
 ns=mlkube-system
-helm=$(hack/helm.sh)
+helm=$(hack/build/helm.sh)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -21,6 +21,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-hack/kube-binaries.sh >/dev/null
-hack/coredns.sh >/dev/null
+hack/build/kube-binaries.sh >/dev/null
+hack/build/coredns.sh >/dev/null
 echo "cluster-deps: ready" >&2

@@ -3,7 +3,7 @@
 # The cluster is kept; `make cluster-down` removes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-hack/install-deps.sh
+hack/build/install-deps.sh
 make images
 go run ./e2e/cmd/cluster up
 go run ./e2e/cmd/cluster load-images

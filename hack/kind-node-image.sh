@@ -8,7 +8,7 @@
 #   - kubelet, kubectl and kubeadm from the project's pinned Kubernetes builds;
 #   - the images kubeadm runs, preloaded in the node's containerd under the names kubeadm asks
 #     for: the control plane and kube-proxy from the same builds, etcd and CoreDNS at the releases
-#     kubeadm defaults to (hack/etcd.sh, hack/coredns.sh), and the project's pause;
+#     kubeadm defaults to (hack/build/etcd.sh, hack/build/coredns.sh), and the project's pause;
 #   - a pod network of the project's own (e2e/images/nodenet, hack/kindnode/default-cni.yaml) in
 #     place of kindnetd, whose module the proxy does not serve.
 # Its tag carries a key of every input, so an image already in the engine is reused and a changed
@@ -25,15 +25,15 @@ log() { echo "kind-node-image: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 docker info >/dev/null 2>&1 || die "no container engine answers; start one (hack/engine.sh start)"
-version=$(pinned_version hack/kubebuild k8s.io/kubernetes)
+version=$(pinned_version hack/build/kube k8s.io/kubernetes)
 kind_files="$(go list -m -f '{{.Dir}}' sigs.k8s.io/kind)/images/base/files"
 [ -d "$kind_files" ] || die "$kind_files is missing: run go mod download sigs.k8s.io/kind"
 
 # The parts, each built once and cached by its own pins.
-kube_bin=$(hack/kube-binaries.sh)
-kubeadm=$(hack/kubeadm.sh)
-etcd=$(hack/etcd.sh)
-coredns=$(hack/coredns.sh)
+kube_bin=$(hack/build/kube-binaries.sh)
+kubeadm=$(hack/build/kubeadm.sh)
+etcd=$(hack/build/etcd.sh)
+coredns=$(hack/build/coredns.sh)
 rootfs=$(hack/kind-rootfs.sh)
 
 # The images kubeadm of this release runs, each from its binary.
@@ -52,13 +52,13 @@ for ref in $("$kubeadm" config images list --kubernetes-version "$version"); do
     # kubeadm's DaemonSet runs /usr/local/bin/kube-proxy, which calls iptables and conntrack.
     kube-proxy) image "$ref" "$kube_bin/kube-proxy" -dir /usr/local/bin -base-script hack/kind-rootfs.sh ;;
     etcd)
-      [ "v${tag%-*}" = "$(pinned_version hack/etcdbuild go.etcd.io/etcd/server/v3)" ] ||
-        die "kubeadm runs $ref but hack/etcdbuild pins etcd $(pinned_version hack/etcdbuild go.etcd.io/etcd/server/v3); pin kubeadm's release there"
+      [ "v${tag%-*}" = "$(pinned_version hack/build/etcd go.etcd.io/etcd/server/v3)" ] ||
+        die "kubeadm runs $ref but hack/build/etcd pins etcd $(pinned_version hack/build/etcd go.etcd.io/etcd/server/v3); pin kubeadm's release there"
       image "$ref" "$etcd"
       ;;
     coredns)
-      [ "$tag" = "$(pinned_version hack/corednsbuild github.com/coredns/coredns)" ] ||
-        die "kubeadm runs $ref but hack/corednsbuild pins CoreDNS $(pinned_version hack/corednsbuild github.com/coredns/coredns); pin kubeadm's release there"
+      [ "$tag" = "$(pinned_version hack/build/coredns github.com/coredns/coredns)" ] ||
+        die "kubeadm runs $ref but hack/build/coredns pins CoreDNS $(pinned_version hack/build/coredns github.com/coredns/coredns); pin kubeadm's release there"
       image "$ref" "$coredns"
       ;;
     # The pod sandbox: containerd's sandbox_image below names it.

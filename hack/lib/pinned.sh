@@ -1,5 +1,5 @@
-# Shared by the scripts that build tools from the module proxy (hack/kube-binaries.sh, kubeadm.sh,
-# hack/coredns.sh). Each tool is pinned by a go.mod and go.sum committed under hack/, built with
+# Shared by the scripts that build tools from the module proxy (hack/build/kube-binaries.sh, kubeadm.sh,
+# hack/build/coredns.sh). Each tool is pinned by a go.mod and go.sum committed under hack/build/, built with
 # -mod=readonly so a newer release on the proxy cannot change what is built, and cached in a
 # directory whose name carries the pinned version and a hash of both files: a change of pins
 # rebuilds, and nothing stale is reused.

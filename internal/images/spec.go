@@ -27,13 +27,13 @@ type Spec struct {
 	// Binary is the path of a prebuilt static binary.
 	Binary string
 	// Script is a program, relative to the module root, that prints the path of a prebuilt static
-	// binary on its last line of output (hack/coredns.sh builds and caches CoreDNS this way).
+	// binary on its last line of output (hack/build/coredns.sh builds and caches CoreDNS this way).
 	Script string
 	// Env is added to the Script's environment (e.g. the version to build).
 	Env []string
 	// BaseLayerScript, if set, is a program, relative to the module root, that prints the path of
 	// an uncompressed layer tarball on its last line of output; the layer goes below the binary's
-	// (hack/python-runtime-image.sh collects Debian's python3.11 this way), and PATH then also
+	// (hack/build/python-runtime-image.sh collects Debian's python3.11 this way), and PATH then also
 	// holds the usual bin and sbin directories.
 	BaseLayerScript string
 	// Dir is the directory the binary goes in, "/" when empty (then also the image's PATH); an

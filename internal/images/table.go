@@ -1,12 +1,12 @@
 package images
 
-// CoreDNSVersion is the CoreDNS release hack/coredns.sh builds for both clusters, the one kubeadm of
+// CoreDNSVersion is the CoreDNS release hack/build/coredns.sh builds for both clusters, the one kubeadm of
 // the pinned Kubernetes deploys (so kind's nodes can carry it under kubeadm's name); it is pinned by
-// hack/corednsbuild/go.mod, and TestVersionsArePinned keeps the two the same.
+// hack/build/coredns/go.mod, and TestVersionsArePinned keeps the two the same.
 const CoreDNSVersion = "v1.14.6"
 
-// MetricsServerVersion is the metrics-server release hack/metrics-server.sh builds for the e2e
-// clusters; it is pinned by hack/metricsserverbuild/go.mod, and TestVersionsArePinned keeps the two
+// MetricsServerVersion is the metrics-server release hack/build/metrics-server.sh builds for the e2e
+// clusters; it is pinned by hack/build/metrics-server/go.mod, and TestVersionsArePinned keeps the two
 // the same.
 const MetricsServerVersion = "v0.9.0"
 
@@ -19,13 +19,13 @@ var (
 	// CoreDNS serves cluster DNS on the local cluster, where the upstream image cannot be pulled.
 	CoreDNS = Spec{
 		Ref:    "mlkube/coredns:" + CoreDNSVersion,
-		Script: "hack/coredns.sh",
+		Script: "hack/build/coredns.sh",
 	}
 	// MetricsServer serves metrics.k8s.io on the e2e clusters (`kubectl mxjob top`, `kubectl etl
 	// metrics`); e2e/cluster deploys it on every provider.
 	MetricsServer = Spec{
 		Ref:    "mlkube/metrics-server:" + MetricsServerVersion,
-		Script: "hack/metrics-server.sh",
+		Script: "hack/build/metrics-server.sh",
 	}
 	// TestServer is the e2e suite's workload: it answers with its pod and node, and fetches or
 	// resolves on request, so a test can probe the cluster network from inside a pod.
@@ -51,12 +51,12 @@ var (
 var (
 	// IOShim is copied into `io` transformer pods by their init container.
 	IOShim = Spec{Ref: "mlkube/io-shim:dev", Package: "./cmd/io-shim"}
-	// RuntimePython311 is the runtime on Debian's python3.11, which hack/python-runtime-image.sh
+	// RuntimePython311 is the runtime on Debian's python3.11, which hack/build/python-runtime-image.sh
 	// collects (installing the packages with apt-get on first use) and caches.
 	RuntimePython311 = Spec{
 		Ref:             "mlkube/runtime-python3.11:dev",
 		Package:         "./cmd/runtime-python",
-		BaseLayerScript: "hack/python-runtime-image.sh",
+		BaseLayerScript: "hack/build/python-runtime-image.sh",
 	}
 )
 

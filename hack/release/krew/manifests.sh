@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Stamps krew manifests in place with a release: spec.version, the version in each platform's
 # release uri, and each platform's sha256, the one of the archive its uri names, taken from
-# ARCHIVE_DIR/SHA256SUMS (hack/krew/archives.sh writes it). `make krew` runs it on krew/*.yaml;
+# ARCHIVE_DIR/SHA256SUMS (hack/release/krew/archives.sh writes it). `make krew` runs it on krew/*.yaml;
 # `make krew-check` runs it on copies and fails when they differ from krew/*.yaml.
 #
-# usage: hack/krew/manifests.sh VERSION ARCHIVE_DIR MANIFEST...
+# usage: hack/release/krew/manifests.sh VERSION ARCHIVE_DIR MANIFEST...
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 VERSION ARCHIVE_DIR MANIFEST..." >&2; exit 2; }
 version=$1 archives=$2

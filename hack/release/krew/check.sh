@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make krew-check`: proves krew/*.yaml install as krew installs them.
-#  1. builds the archives (hack/krew/archives.sh) into ARCHIVE_DIR;
+#  1. builds the archives (hack/release/krew/archives.sh) into ARCHIVE_DIR;
 #  2. runs krew's own validator, validate-krew-manifest (what krew-index's CI runs), on each
 #     manifest: apiVersion and kind, name = file name, semver version with a leading v, a one-line
 #     shortDescription, uri, lowercase 64-hex sha256 and bin set, selectors on os and arch only,
@@ -14,7 +14,7 @@
 #     kubectl's plugin discovery, with only $KREW_ROOT/bin and the system directories on PATH.
 # Every failure names the manifest, the platform where there is one, and the rule.
 #
-# usage: hack/krew/check.sh VERSION ARCHIVE_DIR MANIFEST...
+# usage: hack/release/krew/check.sh VERSION ARCHIVE_DIR MANIFEST...
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 VERSION ARCHIVE_DIR MANIFEST..." >&2; exit 2; }
 version=$1 archives=$2
@@ -23,8 +23,8 @@ manifests=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
 
-tools=$("$here/tools.sh")
-kubectl="$("$here/../kube-binaries.sh" kubectl)/kubectl"
+tools=$("$here/../../build/krew/tools.sh")
+kubectl="$("$here/../../build/kube-binaries.sh" kubectl)/kubectl"
 "$here/archives.sh" "$archives" "$version"
 
 work=$(mktemp -d)

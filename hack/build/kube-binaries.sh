@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Builds Kubernetes server binaries from k8s.io/kubernetes through the Go module proxy, because this
 # project's machines cannot download release tarballs or run setup-envtest. The build is pinned by
-# hack/kubebuild/go.mod and go.sum (k8s.io/kubernetes and every staging module at exact versions)
+# hack/build/kube/go.mod and go.sum (k8s.io/kubernetes and every staging module at exact versions)
 # and cached under $MLKUBE_CACHE/kube-<version>-<hash of the pins>/bin, so only the first run pays.
 #
-# usage: hack/kube-binaries.sh [component...]   (default: every server component)
+# usage: hack/build/kube-binaries.sh [component...]   (default: every server component)
 # prints the bin directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=hack/lib/pinned.sh
-. "$here/lib/pinned.sh"
+. "$here/../lib/pinned.sh"
 
-mod="$here/kubebuild"
+mod="$here/kube"
 version=$(pinned_version "$mod" k8s.io/kubernetes)
 bin="$(pinned_cache_dir "$mod" kube "$version")/bin"
 components=("$@")

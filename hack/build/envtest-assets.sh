@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints a KUBEBUILDER_ASSETS directory for controller-runtime's envtest: kube-apiserver built by
-# hack/kube-binaries.sh and Debian's etcd, since setup-envtest cannot download here.
+# hack/build/kube-binaries.sh and Debian's etcd, since setup-envtest cannot download here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${MLKUBE_CACHE:-$HOME/.cache/mlkube}

@@ -4,22 +4,22 @@
 # OUTDIR/SHA256SUMS. The archives are byte-for-byte reproducible, so the sha256s written into
 # krew/*.yaml by `make krew` stay valid until the plugins' sources change:
 #   - the binaries: CGO_ENABLED=0, -trimpath, -buildvcs=false (no commit or dirty flag stamped),
-#     fixed ldflags, default GOAMD64/GOARM64, and the Go release hack/krew/go.mod's toolchain line
+#     fixed ldflags, default GOAMD64/GOARM64, and the Go release hack/build/krew/go.mod's toolchain line
 #     names (GOTOOLCHAIN; a machine with another Go fetches that one from the module proxy);
 #   - the tarball: fixed member order, mode, owner, group and mtime; gzip -n stores no name or time.
 #
-# usage: hack/krew/archives.sh OUTDIR VERSION
+# usage: hack/release/krew/archives.sh OUTDIR VERSION
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 OUTDIR VERSION" >&2; exit 2; }
 out=$1 version=$2
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 plugins=(etl mxjob)
 platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
 [[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
   { echo "krew: version $version is not semver with a leading v (e.g. v0.1.0)" >&2; exit 1; }
 [ -f "$root/LICENSE" ] || { echo "krew: $root/LICENSE is missing; the archives must carry it" >&2; exit 1; }
-toolchain=$(awk '$1 == "toolchain" {print $2}' "$root/hack/krew/go.mod")
-[ -n "$toolchain" ] || { echo "krew: hack/krew/go.mod has no toolchain line; restore it from git" >&2; exit 1; }
+toolchain=$(awk '$1 == "toolchain" {print $2}' "$root/hack/build/krew/go.mod")
+[ -n "$toolchain" ] || { echo "krew: hack/build/krew/go.mod has no toolchain line; restore it from git" >&2; exit 1; }
 
 mkdir -p "$out"
 stage=$(mktemp -d "$out/.stage.XXXXXX")

@@ -4,7 +4,7 @@
 # networking tools for the local cluster), the Go modules, and the Kubernetes and CoreDNS builds
 # (cached by version under $MLKUBE_CACHE). Idempotent; needs root.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # python3.11 from Debian: the code runtime image is built from these packages, and its tests run
 # them; python3-pip for the tests of MLKUBE_CODE_DEPENDENCIES, which install a wheel they build.
 packages=(git make python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3-pip)

@@ -20,7 +20,7 @@
 # $MLKUBE_CACHE/runtime-python3.11-<arch>-<key>/layer.tar, the key hashing the packages' versions
 # and this script, so only the first run pays (seconds here, a download for another architecture).
 #
-# usage: [MLKUBE_IMAGE_ARCH=arm64] hack/python-runtime-image.sh
+# usage: [MLKUBE_IMAGE_ARCH=arm64] hack/build/python-runtime-image.sh
 # prints the path of the layer tarball on stdout.
 set -euo pipefail
 

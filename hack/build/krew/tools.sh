@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds krew and its manifest validator (validate-krew-manifest, what krew-index's CI runs) from
-# sigs.k8s.io/krew, pinned by hack/krew/go.mod and go.sum, with -mod=readonly, and caches them
+# sigs.k8s.io/krew, pinned by hack/build/krew/go.mod and go.sum, with -mod=readonly, and caches them
 # under $MLKUBE_CACHE/krew-<version>-<hash of the pins>/bin so only the first run pays.
 #
-# usage: hack/krew/tools.sh        prints the bin directory on stdout.
+# usage: hack/build/krew/tools.sh        prints the bin directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=hack/lib/pinned.sh
-. "$here/../lib/pinned.sh"
+. "$here/../../lib/pinned.sh"
 
 version=$(pinned_version "$here" sigs.k8s.io/krew)
 bin="$(pinned_cache_dir "$here" krew "$version")/bin"

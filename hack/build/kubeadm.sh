@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Builds kubeadm from k8s.io/kubernetes through the Go module proxy, for the registry-free kind node
-# image (kind runs kubeadm inside each node). Pinned by hack/kubeadmbuild/go.mod and go.sum, which
-# must name the Kubernetes release hack/kubebuild pins: kubeadm picks the control plane's image
+# image (kind runs kubeadm inside each node). Pinned by hack/build/kubeadm/go.mod and go.sum, which
+# must name the Kubernetes release hack/build/kube pins: kubeadm picks the control plane's image
 # tags from its own version. Cached under $MLKUBE_CACHE/kubeadm-<version>-<hash of the pins>/bin.
 #
-# usage: hack/kubeadm.sh
+# usage: hack/build/kubeadm.sh
 # prints the path of the kubeadm binary on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=hack/lib/pinned.sh
-. "$here/lib/pinned.sh"
+. "$here/../lib/pinned.sh"
 
-mod="$here/kubeadmbuild"
+mod="$here/kubeadm"
 version=$(pinned_version "$mod" k8s.io/kubernetes)
-servers=$(pinned_version "$here/kubebuild" k8s.io/kubernetes)
+servers=$(pinned_version "$here/kube" k8s.io/kubernetes)
 if [ "$version" != "$servers" ]; then
-  echo "kubeadm.sh: hack/kubeadmbuild pins k8s.io/kubernetes $version but hack/kubebuild pins $servers; copy kubebuild's require block into kubeadmbuild/go.mod and run go mod tidy there" >&2
+  echo "kubeadm.sh: hack/build/kubeadm pins k8s.io/kubernetes $version but hack/build/kube pins $servers; copy hack/build/kube/go.mod's require block into hack/build/kubeadm/go.mod and run go mod tidy there" >&2
   exit 1
 fi
 bin="$(pinned_cache_dir "$mod" kubeadm "$version")/bin"
