@@ -151,33 +151,33 @@ fuzz: ## run every fuzz target for FUZZTIME each
 		done; \
 	done
 
-##@ Cluster and e2e (targets of hack/e2e.mk: images, cluster-deps, cluster-up, cluster-down)
+##@ Cluster and e2e (targets of hack/cluster/e2e.mk: images, cluster-deps, cluster-up, cluster-down)
 
-include hack/e2e.mk
+include hack/cluster/e2e.mk
 
 .PHONY: deploy
 deploy: ## deploy manifests/install.yaml to $$KUBECONFIG and wait for the manager
-	hack/deploy.sh
+	hack/cluster/deploy.sh
 
 .PHONY: demo
 demo: ## fresh machine to a running cluster with mlkube, a sample MxJob and a sample Transform
-	hack/demo.sh
+	hack/cluster/demo.sh
 
 .PHONY: e2e
 e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONFIG uses a given cluster)
-	hack/e2e.sh
+	hack/cluster/e2e.sh
 
 .PHONY: e2e-kind
 e2e-kind: ## make e2e on kind; starts and stops Debian's docker.io where no engine answers, and then builds the node image with no registry
-	hack/e2e-kind.sh
+	hack/cluster/e2e-kind.sh
 
 .PHONY: e2e-release
 e2e-release: ## make release to a real registry on this machine (Debian's docker-registry), then the e2e suite on the local cluster installed from it, once with the bundle and once with the chart
-	hack/e2e-release.sh
+	hack/cluster/e2e-release.sh
 
 .PHONY: kind-node-image
-kind-node-image: ## a kind node image of the pinned Kubernetes built with no registry (cached by its inputs; needs an engine: hack/engine.sh start)
-	hack/kind-node-image.sh
+kind-node-image: ## a kind node image of the pinned Kubernetes built with no registry (cached by its inputs; needs an engine: hack/cluster/engine.sh start)
+	hack/cluster/kind-node-image.sh
 
 .PHONY: bench
 # Every benchmark runs BENCH_COUNT times (benchstat needs 6 samples for a 95% confidence

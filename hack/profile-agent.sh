@@ -15,7 +15,7 @@ rows=$1
 seconds=${2:-60}
 out=${BENCH_OUT:-_output/bench}/profile-$(echo "$rows" | tr -c 'A-Za-z0-9\n' '_')
 mkdir -p "$out"
-k() { hack/kubectl.sh -n mlkube-datapath "$@"; }
+k() { hack/cluster/kubectl.sh -n mlkube-datapath "$@"; }
 # cpu_times: "<pid>:<command line> <user ticks> <system ticks>" of every process on the path.
 cpu_times() {
   local p
@@ -42,11 +42,11 @@ MLKUBE_BENCH_KUBECONFIG=$KUBECONFIG MLKUBE_BENCH_OUT=$(realpath "$out") MLKUBE_B
   go test -count=1 -v -timeout 30m -run '^TestDataPathOnTheCluster$' ./e2e/bench/ > "$out/bench.log" 2>&1 &
 bench=$!
 # The load starts once the benchmark's pods are up; profile the middle of the run.
-until hack/kubectl.sh get pods -A 2>/dev/null | grep -q ' loadgen .*Running'; do
+until hack/cluster/kubectl.sh get pods -A 2>/dev/null | grep -q ' loadgen .*Running'; do
   kill -0 $bench 2>/dev/null || { cat "$out/bench.log"; exit 1; }
   sleep 2
 done
-node=$(hack/kubectl.sh get pods -A -o wide | awk '$2 == "loadgen" && $4 == "Running" {print $8; exit}')
+node=$(hack/cluster/kubectl.sh get pods -A -o wide | awk '$2 == "loadgen" && $4 == "Running" {print $8; exit}')
 # The node's agent pod, not one the rollout is still stopping.
 pod=$(k get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName} {.metadata.deletionTimestamp}{"\n"}{end}' |
   awk -v n="$node" 'NF == 2 && $2 == n {print $1}')

@@ -123,8 +123,8 @@ func waitNodeMetrics(ctx context.Context, cfg *rest.Config, timeout time.Duratio
 	err = pollUntil(ctx, timeout, 2*time.Second, func(ctx context.Context) error { return nodeMetricsComplete(ctx, cs, mc) })
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("metrics.k8s.io did not report every node within %v: %w (%s); see "+
-			"'hack/kubectl.sh -n kube-system get pods,apiservice -l k8s-app=metrics-server' and "+
-			"'hack/kubectl.sh -n kube-system logs deploy/metrics-server'", timeout, err, apiServiceAvailable(ctx, c))
+			"'hack/cluster/kubectl.sh -n kube-system get pods,apiservice -l k8s-app=metrics-server' and "+
+			"'hack/cluster/kubectl.sh -n kube-system logs deploy/metrics-server'", timeout, err, apiServiceAvailable(ctx, c))
 	}
 	return err
 }

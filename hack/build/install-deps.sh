@@ -22,4 +22,4 @@ echo "== go mod download"
 go mod download
 go mod download -modfile=hack/tools/go.mod
 echo "== cluster dependencies (Debian packages, Kubernetes and CoreDNS builds)"
-hack/cluster-deps.sh
+hack/cluster/deps.sh

@@ -64,7 +64,7 @@ var (
 var NodeAgent = Spec{Ref: "mlkube/node-agent:dev", Package: "./cmd/node-agent"}
 
 // KindNodeNet is the pod network of the project's kind node image (e2e/images/nodenet), which
-// hack/kindnode/default-cni.yaml runs on every node; the node image preloads it, as no registry
+// hack/cluster/kindnode/default-cni.yaml runs on every node; the node image preloads it, as no registry
 // can serve it.
 var KindNodeNet = Spec{Ref: "mlkube/kind-nodenet:dev", Package: "./e2e/images/nodenet"}
 

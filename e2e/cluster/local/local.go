@@ -1,7 +1,7 @@
 // Package local runs a multi-node Kubernetes cluster on this machine without a container engine:
 // etcd and the control plane on the host, and per node a network namespace with its own containerd,
 // kubelet and kube-proxy (see shared/design/local-cluster.md). It needs root, cgroups v1, and the
-// Debian packages hack/cluster-deps.sh installs; Kubernetes and CoreDNS are built from the Go module
+// Debian packages hack/cluster/deps.sh installs; Kubernetes and CoreDNS are built from the Go module
 // proxy by hack/build/kube-binaries.sh and hack/build/coredns.sh.
 package local
 

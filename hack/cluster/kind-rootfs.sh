@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Debian root filesystem of the registry-free kind node image (hack/kind-node-image.sh)
+# Builds the Debian root filesystem of the registry-free kind node image (hack/cluster/kind-node-image.sh)
 # with debootstrap, from the Debian mirror and release this machine uses: systemd as init,
 # containerd, runc and the CNI plugins, and the networking tools kubelet, kube-proxy and kind's
 # entrypoint call. The same tree is the base layer of the kube-proxy image, which runs iptables
@@ -7,9 +7,9 @@
 #
 # The rootfs, an uncompressed tar, is cached under $MLKUBE_CACHE/kind-rootfs-<release>-<key>, the
 # key hashing this script (the package list) and the mirror, so only the first run pays (about two
-# minutes). Needs root and debootstrap (hack/engine.sh install).
+# minutes). Needs root and debootstrap (hack/cluster/engine.sh install).
 #
-# usage: hack/kind-rootfs.sh
+# usage: hack/cluster/kind-rootfs.sh
 # prints the path of the rootfs tarball on stdout.
 set -euo pipefail
 # What the node runs beyond minbase, as kind's base image has it (images/base/Dockerfile in the
@@ -29,7 +29,7 @@ dir="${MLKUBE_CACHE:-$HOME/.cache/mlkube}/kind-rootfs-$release-$key"
 out="$dir/rootfs.tar"
 if [ -f "$out" ]; then echo "$out"; exit 0; fi
 
-command -v debootstrap >/dev/null || { echo "kind-rootfs: debootstrap is missing; run hack/engine.sh install" >&2; exit 1; }
+command -v debootstrap >/dev/null || { echo "kind-rootfs: debootstrap is missing; run hack/cluster/engine.sh install" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "kind-rootfs: debootstrap needs root" >&2; exit 1; }
 mkdir -p "$dir"
 tmp=$(mktemp -d "$dir/.build.XXXXXX")

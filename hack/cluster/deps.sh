@@ -4,7 +4,7 @@
 # (or finds cached) the Kubernetes binaries and CoreDNS from the Go module proxy. Idempotent: a
 # second run installs and builds nothing. Needs root, as the cluster itself does.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 # etcd-server: etcd; containerd: containerd and ctr; containernetworking-plugins: /usr/lib/cni;
 # iptables and conntrack: kube-proxy; socat: port-forward; iproute2 and util-linux: ip, nsenter.

@@ -5,9 +5,9 @@
 # refused". So after the rollout, server-side dry-run creates of a valid MxJob and a valid Transform
 # (hack/webhook-probe.yaml) are retried until both pass, or the deadline says what failed.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 : "${KUBECONFIG:?set KUBECONFIG to the cluster to deploy to}"
-kubectl=hack/kubectl.sh
+kubectl=hack/cluster/kubectl.sh
 WEBHOOK_DEADLINE=${WEBHOOK_DEADLINE:-180}
 # What is installed: MLKUBE_BUNDLE (default the repository's manifests/install.yaml; a release's
 # install.yaml from make release), or, with MLKUBE_CHART_VALUES set to a values file, the Helm
@@ -33,7 +33,7 @@ until out=$($kubectl create --dry-run=server -o name -f hack/webhook-probe.yaml 
   if [ "$(date +%s)" -ge "$deadline" ]; then
     echo "deploy: the API server could not call mlkube's webhooks within ${WEBHOOK_DEADLINE}s ($tries tries); last answer:" >&2
     echo "$out" >&2
-    echo "deploy: check 'hack/kubectl.sh -n mlkube-system get pods,endpointslices' and the manager's logs" >&2
+    echo "deploy: check 'hack/cluster/kubectl.sh -n mlkube-system get pods,endpointslices' and the manager's logs" >&2
     exit 1
   fi
   sleep 1

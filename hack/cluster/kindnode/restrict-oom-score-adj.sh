@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs before the node's containerd starts (containerd.service.d/10-mlkube.conf). Lowering a
 # process's oom_score_adj needs CAP_SYS_RESOURCE; where the node runs without it (a sandbox whose
-# root lacks it in the bounding set, so hack/engine.sh's runc wrapper removed it), every pod
+# root lacks it in the bounding set, so hack/cluster/engine.sh's runc wrapper removed it), every pod
 # sandbox fails "can't get final child's PID from pipe" unless containerd leaves oom_score_adj
 # alone, as kind's entrypoint has it do for rootless nodes. Elsewhere the config is left as kind
 # ships it.

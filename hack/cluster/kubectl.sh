@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
 # Runs the kubectl hack/build/kube-binaries.sh builds (cached), matching the cluster's version.
 set -euo pipefail
-bin=$("$(dirname "$0")/kube-binaries.sh" kubectl)
+bin=$("$(dirname "$0")/../build/kube-binaries.sh" kubectl)
 exec "$bin/kubectl" "$@"

@@ -15,7 +15,7 @@ images: ## Build every image tarball into _output/images, its Go binaries stampe
 	$(E2E_GO) run ./e2e/cmd/images -version=$(VERSION)
 
 cluster-deps: ## Install what the local cluster needs (root; idempotent).
-	hack/cluster-deps.sh
+	hack/cluster/deps.sh
 
 cluster-up: images ## Create the e2e cluster and load every image into each node.
 	$(E2E_GO) run ./e2e/cmd/cluster up

@@ -4,27 +4,27 @@
 #
 # The image is what kind's own node image is (images/base/Dockerfile in the sigs.k8s.io/kind
 # module, whose files this script takes from the module cache), built from:
-#   - a Debian root filesystem with systemd, containerd, runc and the CNI plugins (hack/kind-rootfs.sh);
+#   - a Debian root filesystem with systemd, containerd, runc and the CNI plugins (hack/cluster/kind-rootfs.sh);
 #   - kubelet, kubectl and kubeadm from the project's pinned Kubernetes builds;
 #   - the images kubeadm runs, preloaded in the node's containerd under the names kubeadm asks
 #     for: the control plane and kube-proxy from the same builds, etcd and CoreDNS at the releases
 #     kubeadm defaults to (hack/build/etcd.sh, hack/build/coredns.sh), and the project's pause;
-#   - a pod network of the project's own (e2e/images/nodenet, hack/kindnode/default-cni.yaml) in
+#   - a pod network of the project's own (e2e/images/nodenet, hack/cluster/kindnode/default-cni.yaml) in
 #     place of kindnetd, whose module the proxy does not serve.
 # Its tag carries a key of every input, so an image already in the engine is reused and a changed
-# input builds a new one. Needs root, a running engine (hack/engine.sh start) and debootstrap.
+# input builds a new one. Needs root, a running engine (hack/cluster/engine.sh start) and debootstrap.
 #
-# usage: hack/kind-node-image.sh
+# usage: hack/cluster/kind-node-image.sh
 # prints the image reference on stdout (set MLKUBE_KIND_NODE_IMAGE to it for e2e/cluster/kind).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=hack/lib/pinned.sh
 . hack/lib/pinned.sh
 cache=${MLKUBE_CACHE:-$HOME/.cache/mlkube}
 log() { echo "kind-node-image: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-docker info >/dev/null 2>&1 || die "no container engine answers; start one (hack/engine.sh start)"
+docker info >/dev/null 2>&1 || die "no container engine answers; start one (hack/cluster/engine.sh start)"
 version=$(pinned_version hack/build/kube k8s.io/kubernetes)
 kind_files="$(go list -m -f '{{.Dir}}' sigs.k8s.io/kind)/images/base/files"
 [ -d "$kind_files" ] || die "$kind_files is missing: run go mod download sigs.k8s.io/kind"
@@ -34,7 +34,7 @@ kube_bin=$(hack/build/kube-binaries.sh)
 kubeadm=$(hack/build/kubeadm.sh)
 etcd=$(hack/build/etcd.sh)
 coredns=$(hack/build/coredns.sh)
-rootfs=$(hack/kind-rootfs.sh)
+rootfs=$(hack/cluster/kind-rootfs.sh)
 
 # The images kubeadm of this release runs, each from its binary.
 work=$(mktemp -d "${TMPDIR:-/tmp}/kind-node-image.XXXXXX")
@@ -50,7 +50,7 @@ for ref in $("$kubeadm" config images list --kubernetes-version "$version"); do
   case "${name##*/}" in
     kube-apiserver | kube-controller-manager | kube-scheduler) image "$ref" "$kube_bin/${name##*/}" ;;
     # kubeadm's DaemonSet runs /usr/local/bin/kube-proxy, which calls iptables and conntrack.
-    kube-proxy) image "$ref" "$kube_bin/kube-proxy" -dir /usr/local/bin -base-script hack/kind-rootfs.sh ;;
+    kube-proxy) image "$ref" "$kube_bin/kube-proxy" -dir /usr/local/bin -base-script hack/cluster/kind-rootfs.sh ;;
     etcd)
       [ "v${tag%-*}" = "$(pinned_version hack/build/etcd go.etcd.io/etcd/server/v3)" ] ||
         die "kubeadm runs $ref but hack/build/etcd pins etcd $(pinned_version hack/build/etcd go.etcd.io/etcd/server/v3); pin kubeadm's release there"
@@ -75,7 +75,7 @@ nodenet=$(go run ./e2e/cmd/images -out "$work/images" mlkube/kind-nodenet:dev)
 
 # The key: this script, the node files, kind's base files, the rootfs and every image.
 key=$( {
-  cat "$0" hack/kindnode/*
+  cat "$0" hack/cluster/kindnode/*
   (cd "$kind_files" && find . -type f | sort | xargs sha256sum)
   echo "$rootfs"
   sha256sum "$kube_bin/kubelet" "$kube_bin/kubectl" "$kubeadm" | cut -d' ' -f1
@@ -117,15 +117,15 @@ ctr oci spec | jq '.hooks.createContainer += [{"path": "/kind/bin/mount-product-
   >"$root/etc/containerd/cri-base.json"
 sed -i "s|sandbox_image = .*|sandbox_image = \"$pause\"|" "$root/etc/containerd/config.toml"
 grep -q "sandbox_image = \"$pause\"" "$root/etc/containerd/config.toml" || die "kind's containerd config has no sandbox_image to set"
-install -m 0755 hack/kindnode/restrict-oom-score-adj.sh "$root/kind/bin/"
-install -D -m 0644 hack/kindnode/containerd-mlkube.conf "$root/etc/systemd/system/containerd.service.d/10-mlkube.conf"
+install -m 0755 hack/cluster/kindnode/restrict-oom-score-adj.sh "$root/kind/bin/"
+install -D -m 0644 hack/cluster/kindnode/containerd-mlkube.conf "$root/etc/systemd/system/containerd.service.d/10-mlkube.conf"
 systemctl --root="$root" enable kubelet.service containerd.service undo-mount-hacks.service >/dev/null 2>&1
 systemctl --root="$root" mask systemd-binfmt.service >/dev/null 2>&1
 
 install -m 0755 "$kube_bin/kubelet" "$kube_bin/kubectl" "$kubeadm" "$root/usr/bin/"
 echo "$version" >"$root/kind/version"
-install -D -m 0644 hack/kindnode/default-cni.yaml "$root/kind/manifests/default-cni.yaml"
-install -D -m 0644 hack/kindnode/default-storage.yaml "$root/kind/manifests/default-storage.yaml"
+install -D -m 0644 hack/cluster/kindnode/default-cni.yaml "$root/kind/manifests/default-cni.yaml"
+install -D -m 0644 hack/cluster/kindnode/default-storage.yaml "$root/kind/manifests/default-storage.yaml"
 
 # Preload the images into the node's containerd store, with a containerd of this machine's on the
 # node's directory (no container engine involved); CRI unpacks them on first use, as for kind's.

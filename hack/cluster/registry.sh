@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/registry.sh start|stop: a real image registry for the release e2e: Debian's
+# hack/cluster/registry.sh start|stop: a real image registry for the release e2e: Debian's
 # docker-registry (CNCF distribution), installed without starting its service, run by hand on
 # plain HTTP with its PID recorded and its storage in $MLKUBE_REGISTRY_STATE (default
 # _output/registry), and stopped by that PID with its storage removed.
@@ -8,7 +8,7 @@
 # from this machine, and the test cluster's nodes pull from the address they reach this machine
 # at (the local cluster declares the registry at its bridge address plain HTTP). Needs root.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=hack/lib/debian.sh
 . hack/lib/debian.sh
 state=${MLKUBE_REGISTRY_STATE:-$PWD/_output/registry}
@@ -59,7 +59,7 @@ stop() {
 case "${1:-}" in
   start | stop) "$1" ;;
   *)
-    echo "usage: hack/registry.sh start|stop" >&2
+    echo "usage: hack/cluster/registry.sh start|stop" >&2
     exit 2
     ;;
 esac

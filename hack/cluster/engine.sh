@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/engine.sh install|start|stop|status: the container engine kind runs on, for machines that
+# hack/cluster/engine.sh install|start|stop|status: the container engine kind runs on, for machines that
 # have none (this project's CI). Debian's docker.io is installed without starting it, started by
 # hand with its PID recorded, and stopped by that PID with its bridges removed, so that no later
 # command finds a daemon it did not start: e2e/cluster picks kind whenever `docker info` answers.
@@ -7,7 +7,7 @@
 # A daemon this script did not start is never stopped by it. State (PID file, log, daemon.json)
 # lives in $MLKUBE_ENGINE_STATE (default /run/mlkube-engine). Needs root.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=hack/lib/debian.sh
 . hack/lib/debian.sh
 state=${MLKUBE_ENGINE_STATE:-/run/mlkube-engine}
@@ -21,7 +21,7 @@ running() {
   [ -n "$pid" ] && grep -q dockerd "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
 }
 
-# debootstrap and jq build the registry-free kind node image (hack/kind-node-image.sh).
+# debootstrap and jq build the registry-free kind node image (hack/cluster/kind-node-image.sh).
 install() { apt_install_stopped docker.io debootstrap jq; }
 
 # lacks_cap N: the capability numbered N is missing from this process's bounding set.
@@ -82,7 +82,7 @@ status() {
 case "${1:-}" in
   install | start | stop | status) "$1" ;;
   *)
-    echo "usage: hack/engine.sh install|start|stop|status" >&2
+    echo "usage: hack/cluster/engine.sh install|start|stop|status" >&2
     exit 2
     ;;
 esac

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# hack/with-cluster.sh WHAT COMMAND...: images, a cluster (or the one MLKUBE_E2E_KUBECONFIG names),
+# hack/cluster/with-cluster.sh WHAT COMMAND...: images, a cluster (or the one MLKUBE_E2E_KUBECONFIG names),
 # the bundle deployed, then COMMAND with KUBECONFIG set; diagnostics when it fails, teardown after.
 # MLKUBE_E2E_KEEP=1 keeps the cluster. make e2e and make bench-cluster run through it; WHAT names
 # the run in its messages.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 what=$1
 shift
 start=$(date +%s)
@@ -20,12 +20,12 @@ fi
 export KUBECONFIG=$kubeconfig
 diagnostics() {
   echo "== $what failed; cluster state:"
-  hack/kubectl.sh get nodes -o wide || true
-  hack/kubectl.sh get pods -A -o wide || true
-  hack/kubectl.sh get events -A --sort-by=.lastTimestamp | tail -60 || true
-  hack/kubectl.sh -n mlkube-system logs deploy/mlkube-manager --tail=200 || true
+  hack/cluster/kubectl.sh get nodes -o wide || true
+  hack/cluster/kubectl.sh get pods -A -o wide || true
+  hack/cluster/kubectl.sh get events -A --sort-by=.lastTimestamp | tail -60 || true
+  hack/cluster/kubectl.sh -n mlkube-system logs deploy/mlkube-manager --tail=200 || true
 }
-if ! hack/deploy.sh; then diagnostics; exit 1; fi
+if ! hack/cluster/deploy.sh; then diagnostics; exit 1; fi
 echo "== deployed after $(( $(date +%s) - start ))s"
 if ! "$@"; then
   diagnostics

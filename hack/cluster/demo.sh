@@ -2,15 +2,15 @@
 # make demo: from a fresh machine to a cluster running mlkube with a sample MxJob and Transform.
 # The cluster is kept; `make cluster-down` removes it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 hack/build/install-deps.sh
 make images
 go run ./e2e/cmd/cluster up
 go run ./e2e/cmd/cluster load-images
 KUBECONFIG=$(go run ./e2e/cmd/cluster kubeconfig)
 export KUBECONFIG
-hack/deploy.sh
-kubectl=hack/kubectl.sh
+hack/cluster/deploy.sh
+kubectl=hack/cluster/kubectl.sh
 $kubectl apply -f manifests/samples/mxjob-dist.yaml
 $kubectl wait --for=condition=Succeeded mxjob/sample-dist --timeout=300s
 $kubectl get mxjobs
@@ -22,6 +22,6 @@ cat <<MSG
 
 mlkube is running. Try:
   export KUBECONFIG=$KUBECONFIG
-  hack/kubectl.sh get mxj,etl -A
+  hack/cluster/kubectl.sh get mxj,etl -A
   make cluster-down      # remove the cluster
 MSG
