@@ -43,8 +43,8 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 		output:rbac:artifacts:config=manifests/rbac \
 		output:webhook:artifacts:config=manifests/webhook
 	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./datapath/agent/... output:rbac:artifacts:config=manifests/agent
-	hack/render-install.sh
-	hack/render-chart.sh
+	hack/release/render-install.sh
+	hack/release/render-chart.sh
 
 .PHONY: docs
 docs: ## the command reference of kubectl mxjob and kubectl etl (docs/commands) from their cobra trees
@@ -59,20 +59,20 @@ verify: generate manifests docs verify-pins chart-check ## fail when generated f
 
 .PHONY: chart-check
 chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm, hack/build/helm.sh)
-	hack/chart-check.sh
+	hack/verify/chart.sh
 
 .PHONY: verify-pins
 verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy or unpinned
-	hack/verify-pins.sh $(PINNED_MODULES)
+	hack/verify/pins.sh $(PINNED_MODULES)
 
 ##@ Build
 
 # The one version of a build, stamped into every binary (internal/version: the plugins' `version`,
 # the manager's and the agent's --version and startup log) by build, plugins and images. The
-# VERSION file names the release being prepared (also krew's and the chart's); hack/version.sh
+# VERSION file names the release being prepared (also krew's and the chart's); hack/release/version.sh
 # gives the tag at HEAD for a release build, else e.g. v0.1.0-dev.g8427725. `make ... VERSION=v0.2.0`
 # stamps another.
-VERSION ?= $(shell hack/version.sh)
+VERSION ?= $(shell hack/release/version.sh)
 VERSION_LDFLAGS = -X github.com/mlkube/mlkube/internal/version.Version=$(VERSION)
 
 .PHONY: build
@@ -89,7 +89,7 @@ lint: ## gofmt, go vet, golangci-lint (.golangci.yml) and the manager's dependen
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) run ./...
-	hack/verify-deps.sh
+	hack/verify/deps.sh
 
 ##@ krew
 
@@ -204,11 +204,11 @@ bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT ti
 		printf '\n### %s\n\n```\n' $$f; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; printf '```\n'; \
 	done > $(BENCH_OUT)/bench.md
 	cat $(BENCH_OUT)/bench.md
-	$(GO) run ./hack/benchdoc -block bench -in $(BENCH_OUT)/bench.md
+	$(GO) run ./hack/bench/benchdoc -block bench -in $(BENCH_OUT)/bench.md
 
 .PHONY: bench-cluster
 bench-cluster: ## the data path on a real cluster: a load generator pod against a bare echo pod and a TCP relay chain, every communication type
-	BENCH_OUT=$(BENCH_OUT) hack/bench-cluster.sh
+	BENCH_OUT=$(BENCH_OUT) hack/bench/cluster.sh
 
 .PHONY: help
 help:

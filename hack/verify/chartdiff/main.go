@@ -3,7 +3,7 @@
 // when there is one. make chart-check runs it on `helm template` of manifests/chart/mlkube and
 // manifests/install.yaml, so the two ways of installing mlkube cannot drift apart.
 //
-//	go run ./hack/chartdiff -namespace mlkube-system chart.yaml manifests/install.yaml
+//	go run ./hack/verify/chartdiff -namespace mlkube-system chart.yaml manifests/install.yaml
 package main
 
 import (

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/profile-agent.sh ROWS [SECONDS]: profiles the node agent on a running e2e cluster
+# hack/bench/profile-agent.sh ROWS [SECONDS]: profiles the node agent on a running e2e cluster
 # ($KUBECONFIG, mlkube deployed) while the cluster benchmark drives ROWS (a MLKUBE_BENCH_ONLY
 # regexp, e.g. 'hpush/4096x16') for SECONDS (60). It turns the agent's --pprof-listen on for the
 # run (a rollout of the DaemonSet) and off again, and writes to BENCH_OUT/profile-<rows>/:
@@ -10,7 +10,7 @@
 #   perf.txt      where the whole machine's CPU went, by command and by kernel or user space
 #                 (perf record -a), when perf is installed
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 rows=$1
 seconds=${2:-60}
 out=${BENCH_OUT:-_output/bench}/profile-$(echo "$rows" | tr -c 'A-Za-z0-9\n' '_')

@@ -2,9 +2,9 @@
 # Fails when a pinned module's go.mod or go.sum is missing, not tracked by git, or not tidy, so
 # that what is built from the module proxy is exactly what the repository says.
 #
-# usage: hack/verify-pins.sh MODDIR...
+# usage: hack/verify/pins.sh MODDIR...
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 status=0
 for mod in "$@"; do
   for f in go.mod go.sum; do

@@ -3,7 +3,7 @@
 // commit the run was made, then the tables. make bench and make bench-cluster call it, so the
 // document always shows the figures of the last run of each.
 //
-//	go run ./hack/benchdoc -doc docs/benchmarks.md -block cluster -in _output/bench/cluster.md
+//	go run ./hack/bench/benchdoc -doc docs/benchmarks.md -block cluster -in _output/bench/cluster.md
 package main
 
 import (

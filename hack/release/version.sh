@@ -7,7 +7,7 @@
 # A release tag is expected to equal the VERSION file; when it does not, the tag wins and this
 # says so on stderr.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 release=$(tr -d '[:space:]' <VERSION)
 if ! git rev-parse --git-dir >/dev/null 2>&1; then
   echo "$release-dev"

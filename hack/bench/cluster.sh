@@ -4,7 +4,7 @@
 # and into docs/benchmarks.md. MLKUBE_BENCH_SECONDS (a row) and MLKUBE_BENCH_ROUNDS set the length;
 # MLKUBE_BENCH_ONLY (a regexp of <path>/<size>x<in flight>) selects rows.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${BENCH_OUT:-_output/bench}
 mkdir -p "$out"
 run() {
@@ -14,5 +14,5 @@ export -f run
 hack/cluster/with-cluster.sh bench-cluster bash -c "run $(realpath "$out")"
 # A selection of rows is not the table docs/benchmarks.md shows.
 if [ -z "${MLKUBE_BENCH_ONLY:-}" ]; then
-  go run ./hack/benchdoc -block cluster -in "$out/cluster.md"
+  go run ./hack/bench/benchdoc -block cluster -in "$out/cluster.md"
 fi

@@ -2,7 +2,7 @@
 # Renders manifests/default into manifests/install.yaml, through a temporary file so a failed
 # build never leaves a half-written bundle behind.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 tmp=$(mktemp manifests/.install.yaml.XXXXXX)
 trap 'rm -f "$tmp"' EXIT
 {

@@ -4,7 +4,7 @@
 # through the contracts in api/wire; linking them would grow the manager and tie its releases to
 # theirs (shared/design/overview.md).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 module=github.com/mlkube/mlkube
 forbidden="^$module/(sdk|runtimes|internal/ws|internal/bufpool|datapath)(/|$)"
 bad=$(go list -deps ./cmd/manager | grep -E "$forbidden" || true)

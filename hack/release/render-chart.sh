@@ -5,7 +5,7 @@
 # without the leading v, as Helm's chart versions are SemVer). Everything else in the chart is
 # written by hand; make chart-check compares what it renders with manifests/install.yaml.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 chart=manifests/chart/mlkube
 release=$(tr -d '[:space:]' <VERSION)
 rm -f "$chart"/files/crds/*.yaml
