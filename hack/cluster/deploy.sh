@@ -3,7 +3,7 @@
 # call mlkube's webhooks. A finished rollout is not enough: the manager is Ready before the webhook
 # Service routes to it from the API server, and a create in that gap is refused with "connection
 # refused". So after the rollout, server-side dry-run creates of a valid MxJob and a valid Transform
-# (hack/webhook-probe.yaml) are retried until both pass, or the deadline says what failed.
+# (manifests/webhook-probe.yaml) are retried until both pass, or the deadline says what failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${KUBECONFIG:?set KUBECONFIG to the cluster to deploy to}"
@@ -28,7 +28,7 @@ $kubectl -n mlkube-system rollout status deploy/mlkube-manager --timeout=300s
 
 deadline=$(( $(date +%s) + WEBHOOK_DEADLINE ))
 tries=0
-until out=$($kubectl create --dry-run=server -o name -f hack/webhook-probe.yaml 2>&1); do
+until out=$($kubectl create --dry-run=server -o name -f manifests/webhook-probe.yaml 2>&1); do
   tries=$(( tries + 1 ))
   if [ "$(date +%s)" -ge "$deadline" ]; then
     echo "deploy: the API server could not call mlkube's webhooks within ${WEBHOOK_DEADLINE}s ($tries tries); last answer:" >&2
