@@ -22,10 +22,11 @@ FUZZMINIMIZETIME ?= 10x
 # Generated files `verify` checks.
 GENERATED := api manifests docs/commands
 # Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
-# the Kubernetes, CoreDNS, metrics-server, kubeadm and etcd builds of the e2e clusters and the
-# integration tests, and the Helm of make chart-check.
+# and every tool hack/build/pinned.sh builds (Kubernetes, kubeadm, etcd, CoreDNS and metrics-server
+# for the e2e clusters and the integration tests, Helm for chart-check, krew for krew-check). Named
+# one by one, not found by a wildcard, so that a deleted go.mod fails verify-pins.
 PINNED_MODULES := . hack/tools hack/tools/lint hack/build/kube hack/build/kubeadm hack/build/etcd hack/build/coredns \
-	hack/build/metrics-server hack/build/krew hack/build/helm
+	hack/build/metrics-server hack/build/helm hack/build/krew
 
 .PHONY: all
 all: generate manifests build lint test
@@ -58,7 +59,7 @@ verify: generate manifests docs verify-pins chart-check ## fail when generated f
 	@echo "generated files are up to date"
 
 .PHONY: chart-check
-chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm, hack/build/helm.sh)
+chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm: hack/build/pinned.sh helm)
 	hack/verify/chart.sh
 
 .PHONY: verify-pins

@@ -35,8 +35,8 @@ var metricsServerManifest []byte
 const MetricsServerDeadline = 3 * time.Minute
 
 // InstallMetricsServer gives p's cluster metrics.k8s.io on any provider: it builds the
-// metrics-server image (the binary is cached, see hack/build/metrics-server.sh), loads it into every
-// node, applies metrics-server.yaml and returns once GET /apis/metrics.k8s.io/v1beta1/nodes
+// metrics-server image (the binary is cached by hack/build/pinned.sh), loads it into every node,
+// applies metrics-server.yaml and returns once GET /apis/metrics.k8s.io/v1beta1/nodes
 // answers for every node, or with an error saying what was last seen and where to look.
 func InstallMetricsServer(ctx context.Context, p Provider, logf func(string, ...any)) error {
 	began := time.Now()

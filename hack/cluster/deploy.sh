@@ -18,7 +18,7 @@ if [ -n "${MLKUBE_CHART_VALUES:-}" ]; then
   $kubectl create namespace mlkube-system --dry-run=client -o yaml | $kubectl apply -f -
   $kubectl label --overwrite ns mlkube-system app.kubernetes.io/name=mlkube \
     pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
-  "$(hack/build/helm.sh)" upgrade --install mlkube manifests/chart/mlkube --namespace mlkube-system \
+  "$(hack/build/pinned.sh helm)" upgrade --install mlkube manifests/chart/mlkube --namespace mlkube-system \
     --values "$MLKUBE_CHART_VALUES" --kubeconfig "$KUBECONFIG"
 else
   # Server-side: the CRDs embed whole pod templates and outgrow client-side apply's annotation.

@@ -21,6 +21,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-hack/build/kube-binaries.sh >/dev/null
-hack/build/coredns.sh >/dev/null
+hack/build/pinned.sh kube >/dev/null
+hack/build/pinned.sh coredns >/dev/null
 echo "cluster-deps: ready" >&2

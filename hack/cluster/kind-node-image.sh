@@ -8,7 +8,7 @@
 #   - kubelet, kubectl and kubeadm from the project's pinned Kubernetes builds;
 #   - the images kubeadm runs, preloaded in the node's containerd under the names kubeadm asks
 #     for: the control plane and kube-proxy from the same builds, etcd and CoreDNS at the releases
-#     kubeadm defaults to (hack/build/etcd.sh, hack/build/coredns.sh), and the project's pause;
+#     kubeadm defaults to (hack/build/pinned.sh etcd and coredns), and the project's pause;
 #   - a pod network of the project's own (e2e/images/nodenet, hack/cluster/kindnode/default-cni.yaml) in
 #     place of kindnetd, whose module the proxy does not serve.
 # Its tag carries a key of every input, so an image already in the engine is reused and a changed
@@ -18,22 +18,20 @@
 # prints the image reference on stdout (set MLKUBE_KIND_NODE_IMAGE to it for e2e/cluster/kind).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# shellcheck source=hack/lib/pinned.sh
-. hack/lib/pinned.sh
 cache=${MLKUBE_CACHE:-$HOME/.cache/mlkube}
 log() { echo "kind-node-image: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 docker info >/dev/null 2>&1 || die "no container engine answers; start one (hack/cluster/engine.sh start)"
-version=$(pinned_version hack/build/kube k8s.io/kubernetes)
+version=$(hack/build/pinned.sh --version kube)
 kind_files="$(go list -m -f '{{.Dir}}' sigs.k8s.io/kind)/images/base/files"
 [ -d "$kind_files" ] || die "$kind_files is missing: run go mod download sigs.k8s.io/kind"
 
 # The parts, each built once and cached by its own pins.
-kube_bin=$(hack/build/kube-binaries.sh)
-kubeadm=$(hack/build/kubeadm.sh)
-etcd=$(hack/build/etcd.sh)
-coredns=$(hack/build/coredns.sh)
+kube_bin=$(hack/build/pinned.sh kube)
+kubeadm=$(hack/build/pinned.sh kubeadm)
+etcd=$(hack/build/pinned.sh etcd)
+coredns=$(hack/build/pinned.sh coredns)
 rootfs=$(hack/cluster/kind-rootfs.sh)
 
 # The images kubeadm of this release runs, each from its binary.
@@ -52,13 +50,13 @@ for ref in $("$kubeadm" config images list --kubernetes-version "$version"); do
     # kubeadm's DaemonSet runs /usr/local/bin/kube-proxy, which calls iptables and conntrack.
     kube-proxy) image "$ref" "$kube_bin/kube-proxy" -dir /usr/local/bin -base-script hack/cluster/kind-rootfs.sh ;;
     etcd)
-      [ "v${tag%-*}" = "$(pinned_version hack/build/etcd go.etcd.io/etcd/server/v3)" ] ||
-        die "kubeadm runs $ref but hack/build/etcd pins etcd $(pinned_version hack/build/etcd go.etcd.io/etcd/server/v3); pin kubeadm's release there"
+      [ "v${tag%-*}" = "$(hack/build/pinned.sh --version etcd)" ] ||
+        die "kubeadm runs $ref but hack/build/etcd pins etcd $(hack/build/pinned.sh --version etcd); pin kubeadm's release there"
       image "$ref" "$etcd"
       ;;
     coredns)
-      [ "$tag" = "$(pinned_version hack/build/coredns github.com/coredns/coredns)" ] ||
-        die "kubeadm runs $ref but hack/build/coredns pins CoreDNS $(pinned_version hack/build/coredns github.com/coredns/coredns); pin kubeadm's release there"
+      [ "$tag" = "$(hack/build/pinned.sh --version coredns)" ] ||
+        die "kubeadm runs $ref but hack/build/coredns pins CoreDNS $(hack/build/pinned.sh --version coredns); pin kubeadm's release there"
       image "$ref" "$coredns"
       ;;
     # The pod sandbox: containerd's sandbox_image below names it.

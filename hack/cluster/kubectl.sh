@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the kubectl hack/build/kube-binaries.sh builds (cached), matching the cluster's version.
+# Runs the kubectl `hack/build/pinned.sh kube` builds (cached), matching the cluster's version.
 set -euo pipefail
-bin=$("$(dirname "$0")/../build/kube-binaries.sh" kubectl)
+bin=$("$(dirname "$0")/../build/pinned.sh" kube kubectl)
 exec "$bin/kubectl" "$@"

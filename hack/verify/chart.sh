@@ -2,13 +2,13 @@
 # Fails when the Helm chart (manifests/chart/mlkube) and the kustomize bundle
 # (manifests/install.yaml) would install different objects: helm lint, then helm template with the
 # default values compared object by object with the bundle (hack/verify/chartdiff prints each
-# difference). Also lints the chart with every value set (hack/verify/chart-values.yaml). Helm is the
-# pinned build of hack/build/helm.sh.
+# difference). Also lints the chart with every value set (hack/verify/chart-values.yaml). Helm is
+# the pinned build, `hack/build/pinned.sh helm`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 chart=manifests/chart/mlkube
 ns=mlkube-system
-helm=$(hack/build/helm.sh)
+helm=$(hack/build/pinned.sh helm)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -139,7 +139,7 @@ func TestBuildErrors(t *testing.T) {
 	for name, s := range map[string]Spec{
 		"bad reference":       {Ref: "UPPER/case:dev", Package: "./e2e/images/pause"},
 		"no source":           {Ref: "mlkube/x:dev"},
-		"two sources":         {Ref: "mlkube/x:dev", Package: "./e2e/images/pause", Script: "hack/build/coredns.sh"},
+		"two sources":         {Ref: "mlkube/x:dev", Package: "./e2e/images/pause", Script: "hack/build/pinned.sh", Args: []string{"coredns"}},
 		"package not found":   {Ref: "mlkube/x:dev", Package: "./e2e/images/nonexistent"},
 		"binary not found":    {Ref: "mlkube/x:dev", Binary: "/nonexistent/bin"},
 		"script fails to run": {Ref: "mlkube/x:dev", Script: "hack/nonexistent.sh"},

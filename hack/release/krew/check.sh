@@ -23,8 +23,8 @@ manifests=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
 
-tools=$("$here/../../build/krew/tools.sh")
-kubectl="$("$here/../../build/kube-binaries.sh" kubectl)/kubectl"
+tools=$("$here/../../build/pinned.sh" krew)
+kubectl="$("$here/../../build/pinned.sh" kube kubectl)/kubectl"
 "$here/archives.sh" "$archives" "$version"
 
 work=$(mktemp -d)
