@@ -23,10 +23,11 @@ FUZZMINIMIZETIME ?= 10x
 # Generated files `verify` checks.
 GENERATED := api manifests docs/commands
 # Modules whose go.mod and go.sum pin what is built from the module proxy: the project, its tools,
-# the Kubernetes, CoreDNS, metrics-server, kubeadm and etcd builds of the e2e clusters and the
-# integration tests, and the Helm of make chart-check.
-PINNED_MODULES := . hack/tools hack/tools/lint hack/kubebuild hack/kubeadmbuild hack/etcdbuild hack/corednsbuild \
-	hack/metricsserverbuild hack/krew hack/helmbuild
+# and every tool hack/build/pinned.sh builds (Kubernetes, kubeadm, etcd, CoreDNS and metrics-server
+# for the e2e clusters and the integration tests, Helm for chart-check, krew for krew-check). Named
+# one by one, not found by a wildcard, so that a deleted go.mod fails verify-pins.
+PINNED_MODULES := . hack/tools hack/tools/lint hack/build/kube hack/build/kubeadm hack/build/etcd hack/build/coredns \
+	hack/build/metrics-server hack/build/helm hack/build/krew
 
 .PHONY: all
 all: generate manifests build lint test
@@ -44,8 +45,8 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 		output:rbac:artifacts:config=manifests/rbac \
 		output:webhook:artifacts:config=manifests/webhook
 	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./datapath/... output:rbac:artifacts:config=manifests/agent
-	hack/render-install.sh
-	hack/render-chart.sh
+	hack/release/render-install.sh
+	hack/release/render-chart.sh
 
 .PHONY: docs
 docs: ## the command reference of kubectl mxjob and kubectl etl (docs/commands) from their cobra trees
@@ -59,21 +60,21 @@ verify: generate manifests docs verify-pins chart-check ## fail when generated f
 	@echo "generated files are up to date"
 
 .PHONY: chart-check
-chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm, hack/helm.sh)
-	hack/chart-check.sh
+chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm: hack/build/pinned.sh helm)
+	hack/verify/chart.sh
 
 .PHONY: verify-pins
 verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy or unpinned
-	hack/verify-pins.sh $(PINNED_MODULES)
+	hack/verify/pins.sh $(PINNED_MODULES)
 
 ##@ Build
 
 # The one version of a build, stamped into every binary (internal/version: the plugins' `version`,
 # the manager's and the agent's --version and startup log) by build, plugins and images. The
-# VERSION file names the release being prepared (also krew's and the chart's); hack/version.sh
+# VERSION file names the release being prepared (also krew's and the chart's); hack/release/version.sh
 # gives the tag at HEAD for a release build, else e.g. v0.1.0-dev.g8427725. `make ... VERSION=v0.2.0`
 # stamps another.
-VERSION ?= $(shell hack/version.sh)
+VERSION ?= $(shell hack/release/version.sh)
 VERSION_LDFLAGS = -X github.com/mlkube/mlkube/internal/version.Version=$(VERSION)
 
 .PHONY: build
@@ -90,7 +91,7 @@ lint: ## gofmt, go vet, golangci-lint (.golangci.yml) and the manager's dependen
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) run ./...
-	hack/verify-deps.sh
+	hack/verify/deps.sh
 
 ##@ krew
 
@@ -101,12 +102,12 @@ KREW_ARCHIVES := _output/krew
 
 .PHONY: krew
 krew: ## kubectl-etl and kubectl-mxjob archives for linux and darwin on amd64 and arm64 into _output/krew, their sha256s into krew/*.yaml
-	hack/krew/archives.sh $(KREW_ARCHIVES) $(KREW_VERSION)
-	hack/krew/manifests.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
+	hack/release/krew/archives.sh $(KREW_ARCHIVES) $(KREW_VERSION)
+	hack/release/krew/manifests.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
 
 .PHONY: krew-check
 krew-check: ## krew's validator on krew/*.yaml, their sha256s against fresh archives, the real krew's install of each, the plugins run by kubectl
-	hack/krew/check.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
+	hack/release/krew/check.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
 
 ##@ Release
 
@@ -122,7 +123,7 @@ release: ## every shipped image for linux/amd64 and linux/arm64 pushed to REGIST
 
 .PHONY: envtest-assets
 envtest-assets: ## build kube-apiserver (cached) for the integration tests
-	hack/envtest-assets.sh
+	hack/build/envtest-assets.sh
 
 .PHONY: test-all
 test-all: lint test krew-check e2e ## everything README promises: lint, unit, integration, fuzz, the krew manifests, e2e on a real cluster
@@ -132,7 +133,7 @@ test: test-unit test-race fuzz ## unit and integration tests (real kube-apiserve
 
 .PHONY: test-unit
 test-unit:
-	assets=$$(hack/envtest-assets.sh); \
+	assets=$$(hack/build/envtest-assets.sh); \
 	KUBEBUILDER_ASSETS=$$assets MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
 
 # The packages whose goroutines share connections, buffers and counters: the data path (the agent and
@@ -152,33 +153,33 @@ fuzz: ## run every fuzz target for FUZZTIME each
 		done; \
 	done
 
-##@ Cluster and e2e (targets of hack/e2e.mk: images, cluster-deps, cluster-up, cluster-down)
+##@ Cluster and e2e (targets of hack/cluster/e2e.mk: images, cluster-deps, cluster-up, cluster-down)
 
-include hack/e2e.mk
+include hack/cluster/e2e.mk
 
 .PHONY: deploy
 deploy: ## deploy manifests/install.yaml to $$KUBECONFIG and wait for the manager
-	hack/deploy.sh
+	hack/cluster/deploy.sh
 
 .PHONY: demo
 demo: ## fresh machine to a running cluster with mlkube, a sample MxJob and a sample Transform
-	hack/demo.sh
+	hack/cluster/demo.sh
 
 .PHONY: e2e
 e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONFIG uses a given cluster)
-	hack/e2e.sh
+	hack/cluster/e2e.sh
 
 .PHONY: e2e-kind
 e2e-kind: ## make e2e on kind; starts and stops Debian's docker.io where no engine answers, and then builds the node image with no registry
-	hack/e2e-kind.sh
+	hack/cluster/e2e-kind.sh
 
 .PHONY: e2e-release
 e2e-release: ## make release to a real registry on this machine (Debian's docker-registry), then the e2e suite on the local cluster installed from it, once with the bundle and once with the chart
-	hack/e2e-release.sh
+	hack/cluster/e2e-release.sh
 
 .PHONY: kind-node-image
-kind-node-image: ## a kind node image of the pinned Kubernetes built with no registry (cached by its inputs; needs an engine: hack/engine.sh start)
-	hack/kind-node-image.sh
+kind-node-image: ## a kind node image of the pinned Kubernetes built with no registry (cached by its inputs; needs an engine: hack/cluster/engine.sh start)
+	hack/cluster/kind-node-image.sh
 
 .PHONY: bench
 # Every benchmark runs BENCH_COUNT times (benchstat needs 6 samples for a 95% confidence
@@ -193,7 +194,7 @@ BENCHSTAT := $(TOOLS) benchstat
 # $(call run-bench,name,package dir,flags)
 define run-bench
 $(GO) test -c -o $(BENCH_OUT)/$(1).test ./$(2)
-assets=$$(hack/envtest-assets.sh) && cd $(2) && KUBEBUILDER_ASSETS=$$assets $(abspath $(BENCH_OUT))/$(1).test -test.run '^$$' -test.count $(BENCH_COUNT) $(3) \
+assets=$$(hack/build/envtest-assets.sh) && cd $(2) && KUBEBUILDER_ASSETS=$$assets $(abspath $(BENCH_OUT))/$(1).test -test.run '^$$' -test.count $(BENCH_COUNT) $(3) \
 	>$(abspath $(BENCH_OUT))/$(1).txt 2>$(abspath $(BENCH_OUT))/$(1).log || { tail -40 $(abspath $(BENCH_OUT))/$(1).txt $(abspath $(BENCH_OUT))/$(1).log; exit 1; }
 endef
 bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT times, summarised by benchstat
@@ -207,11 +208,11 @@ bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT ti
 		printf '\n### %s\n\n```\n' $$f; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; printf '```\n'; \
 	done > $(BENCH_OUT)/bench.md
 	cat $(BENCH_OUT)/bench.md
-	$(GO) run ./hack/benchdoc -block bench -in $(BENCH_OUT)/bench.md
+	$(GO) run ./hack/bench/benchdoc -block bench -in $(BENCH_OUT)/bench.md
 
 .PHONY: bench-cluster
 bench-cluster: ## the data path on a real cluster: a load generator pod against a bare echo pod and a TCP relay chain, every communication type
-	BENCH_OUT=$(BENCH_OUT) hack/bench-cluster.sh
+	BENCH_OUT=$(BENCH_OUT) hack/bench/cluster.sh
 
 .PHONY: help
 help:

@@ -70,7 +70,7 @@ func IOShimCommand(user ...string) []string {
 
 // codeRuntimeImages maps the code form's runtime names (v1alpha1.CodeRuntimes, which the webhook
 // admits) to the images that run them by default: runtimes/python on Debian's interpreter of that
-// version (hack/python-runtime-image.sh); bookworm has python3.11 only.
+// version (hack/build/python-runtime-image.sh); bookworm has python3.11 only.
 var codeRuntimeImages = map[string]string{
 	"python3.11": "mlkube/runtime-python3.11:dev",
 }

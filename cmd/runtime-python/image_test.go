@@ -22,7 +22,7 @@ import (
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
-// debianPackages are what hack/python-runtime-image.sh collects into the image.
+// debianPackages are what hack/build/python-runtime-image.sh collects into the image.
 var debianPackages = []string{"python3.11-minimal", "libpython3.11-minimal", "libpython3.11-stdlib"}
 
 // TestImage builds mlkube/runtime-python3.11:dev as `make images` does, unpacks its layers into a
@@ -35,7 +35,7 @@ func TestImage(t *testing.T) {
 	for _, p := range debianPackages {
 		out, _ := exec.Command("dpkg-query", "-W", "-f=${db:Status-Abbrev}", p).Output()
 		if !strings.HasPrefix(string(out), "ii") {
-			t.Skipf("Debian package %s is not installed: run hack/python-runtime-image.sh as root, "+
+			t.Skipf("Debian package %s is not installed: run hack/build/python-runtime-image.sh as root, "+
 				"or apt-get install -y %s", p, strings.Join(debianPackages, " "))
 		}
 	}

@@ -35,8 +35,8 @@ var metricsServerManifest []byte
 const MetricsServerDeadline = 3 * time.Minute
 
 // InstallMetricsServer gives p's cluster metrics.k8s.io on any provider: it builds the
-// metrics-server image (the binary is cached, see hack/metrics-server.sh), loads it into every
-// node, applies metrics-server.yaml and returns once GET /apis/metrics.k8s.io/v1beta1/nodes
+// metrics-server image (the binary is cached by hack/build/pinned.sh), loads it into every node,
+// applies metrics-server.yaml and returns once GET /apis/metrics.k8s.io/v1beta1/nodes
 // answers for every node, or with an error saying what was last seen and where to look.
 func InstallMetricsServer(ctx context.Context, p Provider, logf func(string, ...any)) error {
 	began := time.Now()
@@ -123,8 +123,8 @@ func waitNodeMetrics(ctx context.Context, cfg *rest.Config, timeout time.Duratio
 	err = pollUntil(ctx, timeout, 2*time.Second, func(ctx context.Context) error { return nodeMetricsComplete(ctx, cs, mc) })
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("metrics.k8s.io did not report every node within %v: %w (%s); see "+
-			"'hack/kubectl.sh -n kube-system get pods,apiservice -l k8s-app=metrics-server' and "+
-			"'hack/kubectl.sh -n kube-system logs deploy/metrics-server'", timeout, err, apiServiceAvailable(ctx, c))
+			"'hack/cluster/kubectl.sh -n kube-system get pods,apiservice -l k8s-app=metrics-server' and "+
+			"'hack/cluster/kubectl.sh -n kube-system logs deploy/metrics-server'", timeout, err, apiServiceAvailable(ctx, c))
 	}
 	return err
 }

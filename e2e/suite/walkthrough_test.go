@@ -63,19 +63,19 @@ func newShell(t *testing.T) *shell {
 	return s
 }
 
-// suiteKubectl is the kubectl of the cluster's Kubernetes version (hack/kube-binaries.sh, cached
+// suiteKubectl is the kubectl of the cluster's Kubernetes version (`hack/build/pinned.sh kube`, cached
 // by the harness), or $MLKUBE_E2E_KUBECTL.
 func suiteKubectl(t *testing.T, root string) string {
 	t.Helper()
 	if k := os.Getenv("MLKUBE_E2E_KUBECTL"); k != "" {
 		return k
 	}
-	cmd := exec.Command(filepath.Join(root, "hack", "kube-binaries.sh"), "kubectl")
+	cmd := exec.Command(filepath.Join(root, "hack", "build", "pinned.sh"), "kube", "kubectl")
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("hack/kube-binaries.sh kubectl: %v", err)
+		t.Fatalf("hack/build/pinned.sh kube kubectl: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return filepath.Join(lines[len(lines)-1], "kubectl")

@@ -1,5 +1,5 @@
-# Shared by the scripts that install Debian's daemons for the e2e harness (hack/engine.sh,
-# hack/registry.sh): the packages go in, but their services do not start, because each daemon
+# Shared by the scripts that install Debian's daemons for the e2e harness (hack/cluster/engine.sh,
+# hack/cluster/registry.sh): the packages go in, but their services do not start, because each daemon
 # must run only while the script that owns it runs it.
 # shellcheck shell=bash
 

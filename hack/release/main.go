@@ -9,7 +9,7 @@
 //	RELEASE_INSECURE=1 make release REGISTRY=127.0.0.1:5000/mlkube VERSION=v0.2.0  # plain HTTP
 //
 // The images are built without an engine (e2e/images), the Python runtime from Debian's packages
-// of each architecture (hack/python-runtime-image.sh). Pushing uses the credentials of `docker
+// of each architecture (hack/build/python-runtime-image.sh). Pushing uses the credentials of `docker
 // login` ($DOCKER_CONFIG or ~/.docker/config.json), if any.
 package main
 
@@ -206,8 +206,8 @@ func krew(ctx context.Context, root, dir, version string) error {
 		copies = append(copies, cp)
 	}
 	for _, cmd := range [][]string{
-		{filepath.Join(root, "hack/krew/archives.sh"), archives, version},
-		append([]string{filepath.Join(root, "hack/krew/manifests.sh"), version, archives}, copies...),
+		{filepath.Join(root, "hack/release/krew/archives.sh"), archives, version},
+		append([]string{filepath.Join(root, "hack/release/krew/manifests.sh"), version, archives}, copies...),
 	} {
 		c := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
 		c.Dir, c.Stdout, c.Stderr = root, os.Stderr, os.Stderr

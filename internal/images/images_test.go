@@ -139,7 +139,7 @@ func TestBuildErrors(t *testing.T) {
 	for name, s := range map[string]Spec{
 		"bad reference":       {Ref: "UPPER/case:dev", Package: "./e2e/images/pause"},
 		"no source":           {Ref: "mlkube/x:dev"},
-		"two sources":         {Ref: "mlkube/x:dev", Package: "./e2e/images/pause", Script: "hack/coredns.sh"},
+		"two sources":         {Ref: "mlkube/x:dev", Package: "./e2e/images/pause", Script: "hack/build/pinned.sh", Args: []string{"coredns"}},
 		"package not found":   {Ref: "mlkube/x:dev", Package: "./e2e/images/nonexistent"},
 		"binary not found":    {Ref: "mlkube/x:dev", Binary: "/nonexistent/bin"},
 		"script fails to run": {Ref: "mlkube/x:dev", Script: "hack/nonexistent.sh"},
@@ -262,11 +262,11 @@ func TestVersionsArePinned(t *testing.T) {
 	for name, tc := range map[string]struct {
 		moddir, module, version string
 	}{
-		"CoreDNS":        {"corednsbuild", "github.com/coredns/coredns", CoreDNSVersion},
-		"metrics-server": {"metricsserverbuild", "sigs.k8s.io/metrics-server", MetricsServerVersion},
+		"CoreDNS":        {"hack/build/coredns", "github.com/coredns/coredns", CoreDNSVersion},
+		"metrics-server": {"hack/build/metrics-server", "sigs.k8s.io/metrics-server", MetricsServerVersion},
 	} {
 		t.Run(name, func(t *testing.T) {
-			mod, err := os.ReadFile(filepath.Join(moduleRoot(t), "hack", tc.moddir, "go.mod"))
+			mod, err := os.ReadFile(filepath.Join(moduleRoot(t), tc.moddir, "go.mod"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func TestVersionsArePinned(t *testing.T) {
 					return
 				}
 			}
-			t.Errorf("hack/%s/go.mod does not require %q; set the version in table.go to the pinned release", tc.moddir, want)
+			t.Errorf("%s/go.mod does not require %q; set the version in table.go to the pinned release", tc.moddir, want)
 		})
 	}
 }

@@ -27,13 +27,15 @@ type Spec struct {
 	// Binary is the path of a prebuilt static binary.
 	Binary string
 	// Script is a program, relative to the module root, that prints the path of a prebuilt static
-	// binary on its last line of output (hack/coredns.sh builds and caches CoreDNS this way).
+	// binary on its last line of output (hack/build/pinned.sh builds and caches CoreDNS this way).
 	Script string
+	// Args are the Script's arguments (hack/build/pinned.sh's is the tool to build).
+	Args []string
 	// Env is added to the Script's environment (e.g. the version to build).
 	Env []string
 	// BaseLayerScript, if set, is a program, relative to the module root, that prints the path of
 	// an uncompressed layer tarball on its last line of output; the layer goes below the binary's
-	// (hack/python-runtime-image.sh collects Debian's python3.11 this way), and PATH then also
+	// (hack/build/python-runtime-image.sh collects Debian's python3.11 this way), and PATH then also
 	// holds the usual bin and sbin directories.
 	BaseLayerScript string
 	// Dir is the directory the binary goes in, "/" when empty (then also the image's PATH); an
@@ -56,7 +58,7 @@ func (s Spec) baseLayers(ctx context.Context, root, arch string) ([]v1.Layer, er
 	if s.BaseLayerScript == "" {
 		return nil, nil
 	}
-	path, err := repo.Script(ctx, root, s.BaseLayerScript, ArchEnv+"="+arch)
+	path, err := repo.Script(ctx, root, s.BaseLayerScript, nil, ArchEnv+"="+arch)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func (s Spec) binary(ctx context.Context, root, tmp, version, arch string) (stri
 	case s.Binary != "":
 		return s.Binary, nil
 	default:
-		return repo.Script(ctx, root, s.Script, s.Env...)
+		return repo.Script(ctx, root, s.Script, s.Args, s.Env...)
 	}
 }
 

@@ -1,13 +1,13 @@
 package images
 
-// CoreDNSVersion is the CoreDNS release hack/coredns.sh builds for both clusters, the one kubeadm of
-// the pinned Kubernetes deploys (so kind's nodes can carry it under kubeadm's name); it is pinned by
-// hack/corednsbuild/go.mod, and TestVersionsArePinned keeps the two the same.
+// CoreDNSVersion is the CoreDNS release `hack/build/pinned.sh coredns` builds for both clusters, the
+// one kubeadm of the pinned Kubernetes deploys (so kind's nodes can carry it under kubeadm's name);
+// it is pinned by hack/build/coredns/go.mod, and TestVersionsArePinned keeps the two the same.
 const CoreDNSVersion = "v1.14.6"
 
-// MetricsServerVersion is the metrics-server release hack/metrics-server.sh builds for the e2e
-// clusters; it is pinned by hack/metricsserverbuild/go.mod, and TestVersionsArePinned keeps the two
-// the same.
+// MetricsServerVersion is the metrics-server release `hack/build/pinned.sh metrics-server` builds
+// for the e2e clusters; it is pinned by hack/build/metrics-server/go.mod, and TestVersionsArePinned
+// keeps the two the same.
 const MetricsServerVersion = "v0.9.0"
 
 // The images the project builds. A new image is one more entry here and in All.
@@ -19,13 +19,15 @@ var (
 	// CoreDNS serves cluster DNS on the local cluster, where the upstream image cannot be pulled.
 	CoreDNS = Spec{
 		Ref:    "mlkube/coredns:" + CoreDNSVersion,
-		Script: "hack/coredns.sh",
+		Script: "hack/build/pinned.sh",
+		Args:   []string{"coredns"},
 	}
 	// MetricsServer serves metrics.k8s.io on the e2e clusters (`kubectl mxjob top`, `kubectl etl
 	// metrics`); e2e/cluster deploys it on every provider.
 	MetricsServer = Spec{
 		Ref:    "mlkube/metrics-server:" + MetricsServerVersion,
-		Script: "hack/metrics-server.sh",
+		Script: "hack/build/pinned.sh",
+		Args:   []string{"metrics-server"},
 	}
 	// TestServer is the e2e suite's workload: it answers with its pod and node, and fetches or
 	// resolves on request, so a test can probe the cluster network from inside a pod.
@@ -51,12 +53,12 @@ var (
 var (
 	// IOShim is copied into `io` transformer pods by their init container.
 	IOShim = Spec{Ref: "mlkube/io-shim:dev", Package: "./cmd/io-shim"}
-	// RuntimePython311 is the runtime on Debian's python3.11, which hack/python-runtime-image.sh
+	// RuntimePython311 is the runtime on Debian's python3.11, which hack/build/python-runtime-image.sh
 	// collects (installing the packages with apt-get on first use) and caches.
 	RuntimePython311 = Spec{
 		Ref:             "mlkube/runtime-python3.11:dev",
 		Package:         "./cmd/runtime-python",
-		BaseLayerScript: "hack/python-runtime-image.sh",
+		BaseLayerScript: "hack/build/python-runtime-image.sh",
 	}
 )
 
@@ -64,7 +66,7 @@ var (
 var NodeAgent = Spec{Ref: "mlkube/node-agent:dev", Package: "./cmd/node-agent"}
 
 // KindNodeNet is the pod network of the project's kind node image (e2e/images/nodenet), which
-// hack/kindnode/default-cni.yaml runs on every node; the node image preloads it, as no registry
+// hack/cluster/kindnode/default-cni.yaml runs on every node; the node image preloads it, as no registry
 // can serve it.
 var KindNodeNet = Spec{Ref: "mlkube/kind-nodenet:dev", Package: "./e2e/images/nodenet"}
 

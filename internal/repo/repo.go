@@ -41,11 +41,11 @@ func Output(sub string) (string, error) {
 	return filepath.Join(root, "_output", sub), nil
 }
 
-// Script runs a program of the repository (path relative to root) with env added to the
+// Script runs a program of the repository (path relative to root) with args, and env added to the
 // environment, its stderr passed through, and returns the last line it printed: how the hack/
 // scripts that build and cache binaries report where they put them.
-func Script(ctx context.Context, root, script string, env ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(root, script))
+func Script(ctx context.Context, root, script string, args []string, env ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, script), args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
 	var stdout bytes.Buffer

@@ -36,15 +36,15 @@ func TestRootWithoutGoMod(t *testing.T) {
 
 func TestScriptReturnsLastLine(t *testing.T) {
 	root := t.TempDir()
-	script := "#!/bin/sh\necho building >&2\necho first\necho \"$GREETING\"\n"
+	script := "#!/bin/sh\necho building >&2\necho first\necho \"$GREETING/$1\"\n"
 	if err := os.WriteFile(filepath.Join(root, "s.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Script(context.Background(), root, "s.sh", "GREETING=/cache/bin/x")
+	got, err := Script(context.Background(), root, "s.sh", []string{"x"}, "GREETING=/cache/bin")
 	if err != nil || got != "/cache/bin/x" {
 		t.Errorf("Script = %q, %v; want the last line", got, err)
 	}
-	if _, err := Script(context.Background(), root, "missing.sh"); err == nil {
+	if _, err := Script(context.Background(), root, "missing.sh", nil); err == nil {
 		t.Error("Script of a missing program: want an error")
 	}
 }

@@ -304,12 +304,12 @@ func TestDependenciesWithoutPip(t *testing.T) {
 	}
 }
 
-// requirePip skips a test that installs with pip when python has none; hack/install-deps.sh
+// requirePip skips a test that installs with pip when python has none; hack/build/install-deps.sh
 // installs Debian's python3-pip, so this happens only outside the project's own set-up.
 func requirePip(t *testing.T, python string) {
 	t.Helper()
 	if exec.Command(python, "-m", "pip", "--version").Run() != nil {
-		t.Skip("pip is not installed for " + python + " (apt-get install python3-pip, or run hack/install-deps.sh)")
+		t.Skip("pip is not installed for " + python + " (apt-get install python3-pip, or run hack/build/install-deps.sh)")
 	}
 }
 

@@ -34,7 +34,7 @@ state = {{printf "%q" .Files.ContainerdState}}
         SystemdCgroup = false
         Root = {{printf "%q" .Files.RuncRoot}}
 
-  # The e2e harness's image registry (hack/registry.sh) on this machine, at the bridge address the
+  # The e2e harness's image registry (hack/cluster/registry.sh) on this machine, at the bridge address the
   # nodes reach it by, speaks plain HTTP; a release installed from it is pulled from there.
   [plugins."io.containerd.grpc.v1.cri".registry.mirrors.{{printf "%q" .Registry}}]
     endpoint = [{{printf "%q" (print "http://" .Registry)}}]

@@ -1,8 +1,8 @@
 // Package local runs a multi-node Kubernetes cluster on this machine without a container engine:
 // etcd and the control plane on the host, and per node a network namespace with its own containerd,
 // kubelet and kube-proxy (see shared/design/local-cluster.md). It needs root, cgroups v1, and the
-// Debian packages hack/cluster-deps.sh installs; Kubernetes and CoreDNS are built from the Go module
-// proxy by hack/kube-binaries.sh and hack/coredns.sh.
+// Debian packages hack/cluster/deps.sh installs; Kubernetes and CoreDNS are built from the Go module
+// proxy by hack/build/pinned.sh (kube and coredns).
 package local
 
 import (
@@ -88,7 +88,7 @@ func (c *Cluster) loadImagesInto(ctx context.Context, n NodePlan, tarballs []str
 
 // binaries is the directory of the Kubernetes binaries, built on first use.
 func (c *Cluster) binaries(ctx context.Context) (string, error) {
-	return repo.Script(ctx, c.root, "hack/kube-binaries.sh")
+	return repo.Script(ctx, c.root, "hack/build/pinned.sh", []string{"kube"})
 }
 
 // systemImages builds the images the cluster itself runs: the pod sandbox and CoreDNS.

@@ -64,7 +64,7 @@ func NewPlan(n int) (Plan, error) {
 // APIServer is the URL every component and the kubeconfig use.
 func (p Plan) APIServer() string { return fmt.Sprintf("https://%s:6443", p.HostIP) }
 
-// RegistryPort is where hack/registry.sh serves images on this machine.
+// RegistryPort is where hack/cluster/registry.sh serves images on this machine.
 const RegistryPort = 5000
 
 // Registry is host:port of the harness's image registry as the nodes reach it: this machine's

@@ -104,7 +104,7 @@ func (c *Cluster) startNode(ctx context.Context, bin string, n NodePlan, tarball
 func hostBinary(name string) (string, error) {
 	p, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%s not found: run hack/cluster-deps.sh (%w)", name, err)
+		return "", fmt.Errorf("%s not found: run hack/cluster/deps.sh (%w)", name, err)
 	}
 	return filepath.EvalSymlinks(p)
 }

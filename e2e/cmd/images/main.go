@@ -2,7 +2,7 @@
 // engine (see package images). With arguments it builds only the images whose references are
 // given; it prints one tarball path per line. -version stamps the release into the Go binaries
 // (make images passes VERSION). With -binary it builds one image outside the table from a prebuilt
-// binary (hack/kind-node-image.sh makes the control plane's images so).
+// binary (hack/cluster/kind-node-image.sh makes the control plane's images so).
 //
 //	go run ./e2e/cmd/images [-out DIR] [-version v0.1.0] [ref...]
 //	go run ./e2e/cmd/images [-out DIR] -binary PATH [-dir DIR] [-base-script SCRIPT] REF

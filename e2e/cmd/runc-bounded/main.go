@@ -1,7 +1,7 @@
 // Command runc-bounded is runc for sandboxes whose root lacks capabilities in its bounding set.
 // There runc fails every container that asks for such a capability ("unable to apply caps:
 // operation not permitted"), and docker's --privileged asks for all of them, ignoring --cap-drop:
-// kind's node containers cannot start. hack/engine.sh makes this dockerd's default runtime only
+// kind's node containers cannot start. hack/cluster/engine.sh makes this dockerd's default runtime only
 // where that is so. It removes, from the spec runc is about to read (the bundle's config.json for
 // create and run, the --process file for exec), every capability outside this process's bounding
 // set, then becomes runc with the same arguments.

@@ -1,5 +1,5 @@
 // Command nodenet is the pod network of the project's kind node image, where kind's own kindnetd
-// cannot be built. It runs on every node (a hostNetwork DaemonSet, hack/kindnode/default-cni.yaml)
+// cannot be built. It runs on every node (a hostNetwork DaemonSet, hack/cluster/kindnode/default-cni.yaml)
 // and does two things from the Node objects: it writes the node's CNI config, a bridge over the
 // node's pod CIDRs, and it routes every other node's pod CIDRs via that node's InternalIP, which
 // works because all kind nodes sit on one L2 network.

@@ -23,10 +23,10 @@ import (
 	"github.com/mlkube/mlkube/internal/images"
 )
 
-// documents reads a manifest of the node image (hack/kindnode) and splits it into YAML documents.
+// documents reads a manifest of the node image (hack/cluster/kindnode) and splits it into YAML documents.
 func documents(t *testing.T, name string) ([]byte, [][]byte) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "hack", "kindnode", name))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "hack", "cluster", "kindnode", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func strict(t *testing.T, doc []byte, obj any) {
 	}
 }
 
-// TestDefaultCNIManifest checks hack/kindnode/default-cni.yaml, which kind applies as the
+// TestDefaultCNIManifest checks hack/cluster/kindnode/default-cni.yaml, which kind applies as the
 // cluster's pod network, against what nodenet and kind need of it.
 func TestDefaultCNIManifest(t *testing.T) {
 	raw, docs := documents(t, "default-cni.yaml")

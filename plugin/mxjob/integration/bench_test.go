@@ -17,7 +17,7 @@ import (
 // BenchmarkList compares `kubectl mxjob list` (a new root command, ConfigFlags, a warm discovery
 // cache, the table printed) with a bare client-go list of the same jobs, in a namespace of 0 and
 // of 1000 MxJobs. Run with: make envtest-bench or
-// KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go test ./plugin/mxjob/integration -run - -bench List
+// KUBEBUILDER_ASSETS=$(hack/build/envtest-assets.sh) go test ./plugin/mxjob/integration -run - -bench List
 func BenchmarkList(b *testing.B) {
 	dyn := dynamic.NewForConfigOrDie(server.Config)
 	gvr := v1beta1.GroupVersion.WithResource("mxjobs")

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Deploys manifests/install.yaml to the cluster of $KUBECONFIG and returns once the API server can
+# call mlkube's webhooks. A finished rollout is not enough: the manager is Ready before the webhook
+# Service routes to it from the API server, and a create in that gap is refused with "connection
+# refused". So after the rollout, server-side dry-run creates of a valid MxJob and a valid Transform
+# (manifests/webhook-probe.yaml) are retried until both pass, or the deadline says what failed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+: "${KUBECONFIG:?set KUBECONFIG to the cluster to deploy to}"
+kubectl=hack/cluster/kubectl.sh
+WEBHOOK_DEADLINE=${WEBHOOK_DEADLINE:-180}
+# What is installed: MLKUBE_BUNDLE (default the repository's manifests/install.yaml; a release's
+# install.yaml from make release), or, with MLKUBE_CHART_VALUES set to a values file, the Helm
+# chart manifests/chart/mlkube with those values.
+if [ -n "${MLKUBE_CHART_VALUES:-}" ]; then
+  # Helm cannot label the namespace it creates: the manager's gets the bundle's restricted Pod
+  # Security labels first, and the release goes into it.
+  $kubectl create namespace mlkube-system --dry-run=client -o yaml | $kubectl apply -f -
+  $kubectl label --overwrite ns mlkube-system app.kubernetes.io/name=mlkube \
+    pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
+  "$(hack/build/pinned.sh helm)" upgrade --install mlkube manifests/chart/mlkube --namespace mlkube-system \
+    --values "$MLKUBE_CHART_VALUES" --kubeconfig "$KUBECONFIG"
+else
+  # Server-side: the CRDs embed whole pod templates and outgrow client-side apply's annotation.
+  $kubectl apply --server-side --force-conflicts -f "${MLKUBE_BUNDLE:-manifests/install.yaml}"
+fi
+$kubectl -n mlkube-system rollout status deploy/mlkube-manager --timeout=300s
+
+deadline=$(( $(date +%s) + WEBHOOK_DEADLINE ))
+tries=0
+until out=$($kubectl create --dry-run=server -o name -f manifests/webhook-probe.yaml 2>&1); do
+  tries=$(( tries + 1 ))
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    echo "deploy: the API server could not call mlkube's webhooks within ${WEBHOOK_DEADLINE}s ($tries tries); last answer:" >&2
+    echo "$out" >&2
+    echo "deploy: check 'hack/cluster/kubectl.sh -n mlkube-system get pods,endpointslices' and the manager's logs" >&2
+    exit 1
+  fi
+  sleep 1
+done
+echo "deploy: webhooks answer for MxJob and Transform (dry-run create passed after $tries retries)"

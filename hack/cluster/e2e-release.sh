@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# make e2e-release: mlkube installed the way users install a release, from a real registry, and the
+# e2e suite on it twice: once installed with the release's bundle, once with the Helm chart.
+#
+# Debian's docker-registry runs on this machine (hack/cluster/registry.sh); make release builds every
+# shipped image for amd64 and arm64, pushes them there and renders a bundle pinned by digest. The
+# cluster is the local provider, whose nodes reach this machine's registry at its bridge address
+# over plain HTTP. mlkube's shipped images (manager, node agent, io shim, code runtime) are not
+# preloaded: the nodes pull them from the registry. The suite's own images (test servers, the
+# example transformers its Transforms name, the MxJob workload) are preloaded as in make e2e.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+start=$(date +%s)
+export MLKUBE_CLUSTER_PROVIDER=local
+version=${MLKUBE_RELEASE_VERSION:-v0.0.0-e2e}
+registry=10.250.0.1:5000 # e2e/cluster/local Plan.Registry(): this machine on the nodes' bridge
+out=_output/release/$version
+
+make images
+go run ./e2e/cmd/cluster up
+cleanup() {
+  hack/cluster/registry.sh stop || true
+  [ -n "${MLKUBE_E2E_KEEP:-}" ] || go run ./e2e/cmd/cluster down
+}
+trap cleanup EXIT
+shipped='mlkube_(manager|node-agent|io-shim|runtime-python[0-9.]*)_dev\.tar$'
+mapfile -t preload < <(ls _output/images/*.tar | grep -Ev "$shipped")
+go run ./e2e/cmd/cluster load-images "${preload[@]}"
+kubeconfig=$(go run ./e2e/cmd/cluster kubeconfig)
+echo "== cluster ready after $(( $(date +%s) - start ))s"
+
+hack/cluster/registry.sh start
+make release REGISTRY="$registry/mlkube" VERSION="$version" RELEASE_INSECURE=1
+echo "== release $version pushed after $(( $(date +%s) - start ))s:"
+cat "$out/images.txt"
+
+# The chart's values for the same images, each pinned by the digest the release pushed.
+values=$out/values.yaml
+
+# The suite runs the Python runtime as a plain io image too: the released one.
+MLKUBE_E2E_PYTHON_IMAGE=$(awk '$1 ~ /\/runtime-python3\.11:/ {print $1 "@" $2}' "$out/images.txt")
+[ -n "$MLKUBE_E2E_PYTHON_IMAGE" ] || { echo "e2e-release: no runtime-python3.11 in $out/images.txt" >&2; exit 1; }
+export MLKUBE_E2E_PYTHON_IMAGE
+
+echo "== e2e on the release's bundle ($out/install.yaml)"
+MLKUBE_BUNDLE=$out/install.yaml MLKUBE_E2E_KUBECONFIG=$kubeconfig E2E_RUN=${E2E_RUN:-.} hack/cluster/e2e.sh
+KUBECONFIG=$kubeconfig hack/cluster/kubectl.sh delete --wait=true --timeout=300s -f "$out/install.yaml"
+
+echo "== e2e on the Helm chart (values: $values)"
+MLKUBE_CHART_VALUES=$values MLKUBE_E2E_KUBECONFIG=$kubeconfig E2E_RUN=${E2E_RUN:-.} hack/cluster/e2e.sh
+echo "== e2e-release passed in $(( $(date +%s) - start ))s"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# hack/cluster/with-cluster.sh WHAT COMMAND...: images, a cluster (or the one MLKUBE_E2E_KUBECONFIG names),
+# the bundle deployed, then COMMAND with KUBECONFIG set; diagnostics when it fails, teardown after.
+# MLKUBE_E2E_KEEP=1 keeps the cluster. make e2e and make bench-cluster run through it; WHAT names
+# the run in its messages.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+what=$1
+shift
+start=$(date +%s)
+kubeconfig=${MLKUBE_E2E_KUBECONFIG:-}
+if [ -z "$kubeconfig" ]; then
+  make images
+  go run ./e2e/cmd/cluster up
+  if [ -z "${MLKUBE_E2E_KEEP:-}" ]; then trap 'go run ./e2e/cmd/cluster down' EXIT; fi
+  go run ./e2e/cmd/cluster load-images
+  kubeconfig=$(go run ./e2e/cmd/cluster kubeconfig)
+  echo "== cluster ready after $(( $(date +%s) - start ))s"
+fi
+export KUBECONFIG=$kubeconfig
+diagnostics() {
+  echo "== $what failed; cluster state:"
+  hack/cluster/kubectl.sh get nodes -o wide || true
+  hack/cluster/kubectl.sh get pods -A -o wide || true
+  hack/cluster/kubectl.sh get events -A --sort-by=.lastTimestamp | tail -60 || true
+  hack/cluster/kubectl.sh -n mlkube-system logs deploy/mlkube-manager --tail=200 || true
+}
+if ! hack/cluster/deploy.sh; then diagnostics; exit 1; fi
+echo "== deployed after $(( $(date +%s) - start ))s"
+if ! "$@"; then
+  diagnostics
+  exit 1
+fi
+echo "== $what passed in $(( $(date +%s) - start ))s"

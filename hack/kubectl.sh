@@ -1,5 +1,0 @@
-#!/usr/bin/env bash
-# Runs the kubectl hack/kube-binaries.sh builds (cached), matching the cluster's version.
-set -euo pipefail
-bin=$("$(dirname "$0")/kube-binaries.sh" kubectl)
-exec "$bin/kubectl" "$@"

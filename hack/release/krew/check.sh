@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# `make krew-check`: proves krew/*.yaml install as krew installs them.
+#  1. builds the archives (hack/release/krew/archives.sh) into ARCHIVE_DIR;
+#  2. runs krew's own validator, validate-krew-manifest (what krew-index's CI runs), on each
+#     manifest: apiVersion and kind, name = file name, semver version with a leading v, a one-line
+#     shortDescription, uri, lowercase 64-hex sha256 and bin set, selectors on os and arch only,
+#     each matching a platform krew supports and no two selecting the same one;
+#  3. fails when the manifest's version, uris or sha256s are not those of the archives just built
+#     (the archives are reproducible, so a difference means `make krew` was not rerun and committed);
+#  4. installs every platform of each manifest with the real krew (`krew install --manifest
+#     --archive`, KREW_OS/KREW_ARCH selecting the platform) into a temporary KREW_ROOT, which
+#     verifies the archive's sha256, extracts it and links bin; then finds LICENSE installed;
+#  5. on this machine's platform, runs `kubectl etl --help` and `kubectl mxjob --help` through
+#     kubectl's plugin discovery, with only $KREW_ROOT/bin and the system directories on PATH.
+# Every failure names the manifest, the platform where there is one, and the rule.
+#
+# usage: hack/release/krew/check.sh VERSION ARCHIVE_DIR MANIFEST...
+set -euo pipefail
+[ $# -ge 3 ] || { echo "usage: $0 VERSION ARCHIVE_DIR MANIFEST..." >&2; exit 2; }
+version=$1 archives=$2
+shift 2
+manifests=("$@")
+here=$(cd "$(dirname "$0")" && pwd)
+platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
+
+tools=$("$here/../../build/pinned.sh" krew)
+kubectl="$("$here/../../build/pinned.sh" kube kubectl)/kubectl"
+"$here/archives.sh" "$archives" "$version"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "krew-check: $*" >&2; exit 1; }
+
+# 2. krew's validator. It logs through klog and ends with a fatal line (and goroutine dump): show
+# that line's message.
+for m in "${manifests[@]}"; do
+  if ! out=$("$tools/validate-krew-manifest" -manifest "$m" -skip-install 2>&1); then
+    msg=$(printf '%s\n' "$out" | sed -n 's/^F[0-9]\{4\} [^]]*] //p' | head -1)
+    fail "$m: krew's validator refuses it: ${msg:-$out}"
+  fi
+done
+echo "krew-check: krew's validator accepts ${manifests[*]}"
+
+# 3. The checked-in manifests are those of the archives just built.
+for m in "${manifests[@]}"; do
+  fresh="$work/fresh/$(basename "$m")"
+  mkdir -p "$work/fresh" && cp "$m" "$fresh"
+  "$here/manifests.sh" "$version" "$archives" "$fresh"
+  if ! d=$(diff -u --label "$m" --label "$m (make krew)" "$m" "$fresh"); then
+    fail "$m: version, uri or sha256 is not that of the archives make krew builds now (the plugins changed since krew/ was written); run 'make krew' and commit krew/:
+$d"
+  fi
+done
+echo "krew-check: ${manifests[*]} carry version $version and the sha256s of $archives"
+
+# 4. Install every platform with the real krew.
+for pl in "${platforms[@]}"; do
+  os=${pl%/*} arch=${pl#*/}
+  root="$work/krew-$os-$arch"
+  for m in "${manifests[@]}"; do
+    name=$(basename "$m" .yaml)
+    archive="$archives/kubectl-${name}_${os}_${arch}.tar.gz"
+    if ! out=$(KREW_ROOT=$root KREW_OS=$os KREW_ARCH=$arch "$tools/krew" install --manifest="$m" --archive="$archive" </dev/null 2>&1); then
+      fail "$m: $pl: krew install --manifest=$m --archive=$archive failed (sha256, archive or bin):
+$out"
+    fi
+    [ -f "$root/store/$name/$version/LICENSE" ] ||
+      fail "$m: $pl: no LICENSE installed from $archive (krew-index requires a license file in the archive)"
+    [ -x "$root/bin/kubectl-$name" ] || fail "$m: $pl: krew did not link an executable $root/bin/kubectl-$name"
+  done
+done
+echo "krew-check: krew installs ${manifests[*]} on ${platforms[*]}, each with its LICENSE"
+
+# 5. kubectl finds the installed plugins and runs them. Only this machine's platform can run.
+host="$(go env GOOS)/$(go env GOARCH)"
+root="$work/krew-${host/\//-}"
+[ -d "$root" ] || fail "this machine ($host) is none of the platforms krew/ offers: ${platforms[*]}"
+run_kubectl() {
+  env -i HOME="$work/home" PATH="$root/bin:/usr/local/bin:/usr/bin:/bin" KUBECONFIG="$work/no-kubeconfig" "$kubectl" "$@" </dev/null
+}
+plugins=$(run_kubectl plugin list --name-only 2>&1) || true
+for m in "${manifests[@]}"; do
+  name=$(basename "$m" .yaml)
+  grep -qx "kubectl-$name" <<<"$plugins" ||
+    fail "$m: kubectl plugin list does not find kubectl-$name on PATH=$root/bin:...: $plugins"
+  out=$(run_kubectl "$name" --help 2>&1) || fail "$m: kubectl $name --help failed through plugin discovery:
+$out"
+  grep -q "kubectl $name" <<<"$out" || fail "$m: kubectl $name --help does not show the plugin's usage:
+$out"
+  out=$(run_kubectl "$name" version --client 2>&1) || fail "$m: kubectl $name version --client failed: $out"
+  grep -q -- "$version" <<<"$out" || fail "$m: kubectl $name version --client does not report $version: $out"
+done
+echo "krew-check: kubectl finds and runs the installed plugins ($host, $version): $(grep '^kubectl-' <<<"$plugins" | tr '\n' ' ')"
