@@ -2,7 +2,7 @@
 # Fails when the manager binary links what it must not: the transformer SDK, the in-pod runtimes,
 # the node agent or the data path's WebSocket and buffer pool. The manager talks to those only
 # through the contracts in api/wire; linking them would grow the manager and tie its releases to
-# theirs (shared/design/overview.md).
+# theirs (docs/design/README.md, "The manager's dependency boundary").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 module=github.com/mlkube/mlkube

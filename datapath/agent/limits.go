@@ -7,7 +7,7 @@ import (
 )
 
 // nodeLimits are the node-wide caps on what clients may hold at once
-// (design/etl.md, "Who may use the data path"): each offline run and each
+// (docs/design/etl.md, "Who may use the data path"): each offline run and each
 // stream holds goroutines, buffers and transformer connections, so without
 // a cap a few callers could take the whole node.
 type nodeLimits struct {

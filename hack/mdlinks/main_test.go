@@ -71,8 +71,8 @@ func TestCheck(t *testing.T) {
 		{
 			name: "escaping the repository",
 			file: "README.md",
-			doc:  "Design notes: [overview](../shared/design/overview.md).\n",
-			want: []string{`README.md:1: "../shared/design/overview.md": points outside the repository`},
+			doc:  "Notes: [overview](../notes/overview.md).\n",
+			want: []string{`README.md:1: "../notes/overview.md": points outside the repository`},
 		},
 		{
 			name: "escaping from a subdirectory, even to a file that exists",
