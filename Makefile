@@ -53,7 +53,7 @@ docs: ## the command reference of kubectl mxjob and kubectl etl (docs/commands) 
 	$(GO) run ./plugin/internal/gendocs docs/commands
 
 .PHONY: verify
-verify: generate manifests docs verify-pins chart-check ## fail when generated files are stale, a pinned module file is missing or untidy, or the chart drifts from the bundle
+verify: generate manifests docs verify-pins chart-check verify-links ## fail when generated files are stale, a pinned module file is missing or untidy, the chart drifts from the bundle, or a Markdown link is broken
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated files are stale; run 'make generate manifests docs' and commit:"; \
 		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); exit 1; fi
@@ -62,6 +62,10 @@ verify: generate manifests docs verify-pins chart-check ## fail when generated f
 .PHONY: chart-check
 chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects differ from manifests/install.yaml's (pinned helm: hack/build/pinned.sh helm)
 	hack/verify/chart.sh
+
+.PHONY: verify-links
+verify-links: ## fail when a relative link in a tracked *.md file names nothing, or a path outside the repository (hack/mdlinks)
+	$(GO) run ./hack/mdlinks
 
 .PHONY: verify-pins
 verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy or unpinned

@@ -15,7 +15,7 @@
 // It holds constants, types and pure codecs only, so that both sides build and parse requests with
 // the same code and cannot drift apart, and importing it links nothing of either side.
 //
-// One object moves as follows (see design/etl.md, "Wire contracts"):
+// One object moves as follows (see docs/design/etl.md, "Wire contracts"):
 //
 //	hpush  PUT  /<object>[?args=…]       body = bytes  → 200 + result, or ≥ 400 + message
 //	       PUT  /<object>?fqn=<path>     empty body    → same answers

@@ -1,7 +1,7 @@
 // Package agent is the node data path agent: one per node (a DaemonSet), it
 // moves objects between clients on its node and the node's transformer pods.
 //
-// Clients call the inline API:
+// Clients call the inline API (docs/design/etl.md, "Node data path agent"):
 //
 //	PUT /v1/transform/{namespace}/{name}/{object...}        the body is the object
 //	GET /v1/transform/{namespace}/{name}/{object...}        the object is read from the namespace's data

@@ -6,9 +6,9 @@ import (
 	"github.com/mlkube/mlkube/datapath/internal/status"
 )
 
-// nodeLimits is the node-wide cap on client streams: each holds goroutines,
-// buffers and transformer connections, so without a cap a few callers could
-// take the whole node. The caps on offline runs are package noderun's.
+// nodeLimits is the node-wide cap on client streams (docs/design/etl.md, "Who may use the data
+// path"): each holds goroutines, buffers and transformer connections, so without a cap a few
+// callers could take the whole node. The caps on offline runs are package noderun's.
 type nodeLimits struct {
 	maxStreams int
 

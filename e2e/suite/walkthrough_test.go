@@ -21,10 +21,11 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The README's "kubectl plugins" walkthrough, typed as a user types it: the real kubectl, which
-// finds kubectl-mxjob and kubectl-etl on PATH (built from this checkout, as `make plugins` builds
-// them) and, once `completion install` linked them, kubectl_complete-mxjob and -etl. Each step
-// checks the exit code and the lines a user reads; a failure shows the command and its output.
+// The walkthrough of docs/walkthrough.md (and the README's five minutes), typed as a user types
+// it: the real kubectl, which finds kubectl-mxjob and kubectl-etl on PATH (built from this
+// checkout, as `make plugins` builds them) and, once `completion install` linked them,
+// kubectl_complete-mxjob and -etl. Each step checks the exit code and the lines a user reads; a
+// failure shows the command and its output.
 
 // walkthroughVersion stamps the plugins built here, so the test knows kubectl runs these.
 const walkthroughVersion = "v0.0.0-e2e-walkthrough"
@@ -191,8 +192,8 @@ func TestWalkthroughMxJob(t *testing.T) {
 	s.do(ns, "mxjob delete busy", `mxjob.mxnet.mlkube.io "busy" deleted`)
 }
 
-// walkthroughPod is the pod spec `kubectl etl init spec` turns into a Transform, as the README
-// shows it: the md5 example transformer, serving on the port named default.
+// walkthroughPod is the pod spec `kubectl etl init spec` turns into a Transform, as
+// docs/walkthrough.md shows it: the md5 example transformer, serving on the port named default.
 const walkthroughPod = `apiVersion: v1
 kind: Pod
 metadata:
@@ -206,7 +207,7 @@ spec:
       containerPort: 8000
 `
 
-// walkthroughUpper is the README's Python transformer.
+// walkthroughUpper is the Python transformer of the README and docs/walkthrough.md.
 const walkthroughUpper = `def transform(data):
     return data.upper()
 `

@@ -1,6 +1,6 @@
 // Package local runs a multi-node Kubernetes cluster on this machine without a container engine:
 // etcd and the control plane on the host, and per node a network namespace with its own containerd,
-// kubelet and kube-proxy (see shared/design/local-cluster.md). It needs root, cgroups v1, and the
+// kubelet and kube-proxy (see docs/design/local-cluster.md). It needs root, cgroups v1, and the
 // Debian packages hack/cluster/deps.sh installs; Kubernetes and CoreDNS are built from the Go module
 // proxy by hack/build/pinned.sh (kube and coredns).
 package local

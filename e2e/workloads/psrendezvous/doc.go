@@ -1,6 +1,6 @@
 // Package psrendezvous is the e2e test workload for MxJob: a tiny parameter-server
 // rendezvous wired only by the DMLC environment the controller gives every replica
-// (see shared/design/mxjob.md, "Controller contract"). If the controller gets any
+// (see docs/design/mxjob.md, "Controller contract"). If the controller gets any
 // part of that contract wrong (a role, a count, the scheduler's Service name or port,
 // MX_CONFIG), the replicas either refuse to start with an error naming the variable
 // or never meet, and the job fails with a message naming the missing peers.
