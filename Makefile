@@ -64,8 +64,8 @@ chart-check: ## helm lint manifests/chart/mlkube, and fail when its objects diff
 	hack/verify/chart.sh
 
 .PHONY: verify-links
-verify-links: ## fail when a relative link in a tracked *.md file names nothing, or a path outside the repository (hack/mdlinks)
-	$(GO) run ./hack/mdlinks
+verify-links: ## fail when a relative link in a tracked *.md file names nothing, or a path outside the repository (hack/verify/mdlinks)
+	$(GO) run ./hack/verify/mdlinks
 
 .PHONY: verify-pins
 verify-pins: ## fail when a pinned module's go.mod or go.sum is missing, untidy or unpinned

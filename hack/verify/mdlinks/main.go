@@ -6,7 +6,7 @@
 // code blocks and code spans are not links. make verify runs it (target verify-links), so a page
 // moved or renamed without its links fails there, and no link can point outside the repository.
 //
-//	go run ./hack/mdlinks [-root DIR]
+//	go run ./hack/verify/mdlinks [-root DIR]
 //
 // Each broken link is printed as file:line: "target": reason; the exit status is 1 when there is any.
 package main
