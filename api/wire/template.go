@@ -247,3 +247,10 @@ func ResultName(src etlv1alpha1.RunSource, dst etlv1alpha1.RunDestination, objec
 	}
 	return strings.TrimSuffix(dst.Prefix, "/") + "/" + rel, true
 }
+
+// SplitPipeline splits a pipeline "a>>b" into its stages, the one rule of the agent, the webhook
+// and the manager. It returns at most MaxPipelineStages+1 stages: a caller sees that a pipeline is
+// too long without allocating a stage for every separator of a hostile one.
+func SplitPipeline(pipeline string) []string {
+	return strings.SplitN(pipeline, PipelineSeparator, MaxPipelineStages+1)
+}

@@ -202,3 +202,25 @@ func FuzzExpandTemplate(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitPipeline(t *testing.T) {
+	cases := map[string]struct {
+		pipeline string
+		want     []string
+	}{
+		"one stage":  {pipeline: "md5", want: []string{"md5"}},
+		"two stages": {pipeline: "decode>>md5", want: []string{"decode", "md5"}},
+		"empty stage kept for the caller to refuse": {pipeline: "a>>>>b", want: []string{"a", "", "b"}},
+		"too many stages stop one past the bound": {
+			pipeline: strings.Repeat("a>>", 100) + "a",
+			want:     append(slices.Repeat([]string{"a"}, MaxPipelineStages), strings.Repeat("a>>", 100-MaxPipelineStages)+"a"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, SplitPipeline(tc.pipeline)); diff != "" {
+				t.Errorf("SplitPipeline(%q) (-want +got):\n%s", tc.pipeline, diff)
+			}
+		})
+	}
+}

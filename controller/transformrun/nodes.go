@@ -2,22 +2,13 @@ package transformrun
 
 import (
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 )
-
-// stages are the Transforms of a run's pipeline, "a>>b" → a, b.
-func stages(pipeline string) []string {
-	var out []string
-	for s := range strings.SplitSeq(pipeline, ">>") {
-		out = append(out, strings.TrimSpace(s))
-	}
-	return out
-}
 
 // readyAgents maps each node to the pod IP of a Ready agent pod on it; a node whose agent is
 // restarting or not yet up has none. Of two Ready pods (a rolling update), the newer wins: the
@@ -70,7 +61,7 @@ func chooseNodes(run *v1alpha1.TransformRun, nodes []corev1.Node, agents map[str
 
 // transformersReady: every stage's Transform reports node ready in its status.
 func transformersReady(pipeline, node string, transforms map[string]*v1alpha1.Transform) bool {
-	for _, s := range stages(pipeline) {
+	for _, s := range wire.SplitPipeline(pipeline) {
 		t, ok := transforms[s]
 		if !ok || !slices.ContainsFunc(t.Status.Nodes, func(n v1alpha1.NodeStatus) bool { return n.Node == node && n.Ready }) {
 			return false

@@ -62,7 +62,7 @@ func TestChooseNodes(t *testing.T) {
 			want: []string{"a", "c"},
 		},
 		"a pipeline needs every stage ready on the node": {
-			pipeline: "upper >> md5", transforms: []*v1alpha1.Transform{transformReadyOn("md5", "a", "b"), transformReadyOn("upper", "b", "c")},
+			pipeline: "upper>>md5", transforms: []*v1alpha1.Transform{transformReadyOn("md5", "a", "b"), transformReadyOn("upper", "b", "c")},
 			want: []string{"b"},
 		},
 		"a stage with no Transform leaves no node": {

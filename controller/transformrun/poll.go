@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 // parallelNodes bounds the agents one poll calls at once.
@@ -27,7 +28,7 @@ func (r *Reconciler) choose(ctx context.Context, run *v1alpha1.TransformRun, age
 		}
 	}
 	transforms := map[string]*v1alpha1.Transform{}
-	for _, s := range stages(run.Spec.Transform) {
+	for _, s := range wire.SplitPipeline(run.Spec.Transform) {
 		var t v1alpha1.Transform
 		err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: s}, &t)
 		if client.IgnoreNotFound(err) != nil {

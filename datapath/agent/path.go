@@ -16,11 +16,6 @@ const (
 	PathTransform = wire.PathTransform
 	PathMetrics   = "/metrics"
 	PathHealth    = "/healthz"
-	// PipelineSeparator separates the Transforms of a pipeline in {name}.
-	PipelineSeparator = ">>"
-	// MaxPipelineStages bounds the Transforms of one pipeline: every stage holds a transformer
-	// connection and a buffer for the whole request.
-	MaxPipelineStages = 8
 )
 
 // transformPath is a parsed /v1/transform/{namespace}/{name}/{object...}.
@@ -37,7 +32,7 @@ func (p transformPath) namespaceName() string {
 	if len(p.pipeline) == 0 {
 		return ""
 	}
-	return p.namespace + "/" + strings.Join(p.pipeline, PipelineSeparator)
+	return p.namespace + "/" + strings.Join(p.pipeline, wire.PipelineSeparator)
 }
 
 // parseTransformPath parses the escaped path of an inline request. The object
@@ -72,10 +67,9 @@ func parsePipeline(escapedPath, ns, name string) (transformPath, error) {
 	if name, err = url.PathUnescape(name); err != nil || name == "" || strings.Contains(name, "/") {
 		return transformPath{}, fmt.Errorf("path %q: bad transform name", escapedPath)
 	}
-	// SplitN: a path of many separators must not allocate a stage each before it is refused.
-	p.pipeline = strings.SplitN(name, PipelineSeparator, MaxPipelineStages+1)
-	if len(p.pipeline) > MaxPipelineStages {
-		return transformPath{}, fmt.Errorf("pipeline of more than %d stages: at most %d are allowed; split it into several requests", MaxPipelineStages, MaxPipelineStages)
+	p.pipeline = wire.SplitPipeline(name)
+	if len(p.pipeline) > wire.MaxPipelineStages {
+		return transformPath{}, fmt.Errorf("pipeline of more than %d stages: at most %d are allowed; split it into several requests", wire.MaxPipelineStages, wire.MaxPipelineStages)
 	}
 	for _, n := range p.pipeline {
 		if n == "" {

@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzParseTransformPath checks, on arbitrary escaped paths, that a path that parses names a
-// safe object (wire.CheckObject) and a pipeline of 1 to MaxPipelineStages stages, none empty
+// safe object (wire.CheckObject) and a pipeline of 1 to wire.MaxPipelineStages stages, none empty
 // or with a slash; that what it returns is no longer than the path; and that the path the
 // parts escape back to parses to the same parts.
 func FuzzParseTransformPath(f *testing.F) {
@@ -22,7 +22,7 @@ func FuzzParseTransformPath(f *testing.F) {
 		"/v1/transform/ns/a>>b>>c/dir%2Fobj",
 		"/v1/transform/ns/echo/..%2Fetc%2Fpasswd",
 		"/v1/transform/ns/a>>>>b/obj",
-		"/v1/transform/ns/" + strings.Repeat("t>>", MaxPipelineStages) + "t/obj",
+		"/v1/transform/ns/" + strings.Repeat("t>>", wire.MaxPipelineStages) + "t/obj",
 		"/v1/transform/%zz/echo/obj",
 		"/v1/transform/ns/a%2Fb/obj",
 		"/v1/objects/obj",
@@ -37,7 +37,7 @@ func FuzzParseTransformPath(f *testing.F) {
 		if err := wire.CheckObject(p.object); err != nil {
 			t.Fatalf("%q parsed to object %q: %v", escaped, p.object, err)
 		}
-		if n := len(p.pipeline); n < 1 || n > MaxPipelineStages {
+		if n := len(p.pipeline); n < 1 || n > wire.MaxPipelineStages {
 			t.Fatalf("%q parsed to a pipeline of %d stages", escaped, n)
 		}
 		if i := slices.IndexFunc(p.pipeline, func(s string) bool { return s == "" || strings.Contains(s, "/") }); i >= 0 {
@@ -46,7 +46,7 @@ func FuzzParseTransformPath(f *testing.F) {
 		if p.namespace == "" {
 			t.Fatalf("%q parsed with no namespace", escaped)
 		}
-		name := strings.Join(p.pipeline, PipelineSeparator)
+		name := strings.Join(p.pipeline, wire.PipelineSeparator)
 		if n := len(p.namespace) + len(name) + len(p.object); n > len(escaped) {
 			t.Fatalf("%q (%d bytes) parsed to %d bytes", escaped, len(escaped), n)
 		}

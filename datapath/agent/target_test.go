@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 )
 
 func running(mutate ...func(*etlv1alpha1.Transform)) *etlv1alpha1.Transform {
@@ -90,9 +91,9 @@ func TestParseTransformPath(t *testing.T) {
 		"no object":          {path: "/v1/transform/ns/t/", wantErr: true},
 		"no name":            {path: "/v1/transform/ns", wantErr: true},
 		"empty stage":        {path: "/v1/transform/ns/a>>/x", wantErr: true},
-		"eight stages":       {path: "/v1/transform/ns/a" + strings.Repeat(">>a", MaxPipelineStages-1) + "/x", want: transformPath{"ns", slices.Repeat([]string{"a"}, MaxPipelineStages), "x"}},
+		"eight stages":       {path: "/v1/transform/ns/a" + strings.Repeat(">>a", wire.MaxPipelineStages-1) + "/x", want: transformPath{"ns", slices.Repeat([]string{"a"}, wire.MaxPipelineStages), "x"}},
 		"slash in namespace": {path: "/v1/transform/a%2Fb/t/x", wantErr: true},
-		"nine stages":        {path: "/v1/transform/ns/a" + strings.Repeat(">>a", MaxPipelineStages) + "/x", wantErr: true},
+		"nine stages":        {path: "/v1/transform/ns/a" + strings.Repeat(">>a", wire.MaxPipelineStages) + "/x", wantErr: true},
 		"long object":        {path: "/v1/transform/ns/t/" + strings.Repeat("o", 1025), wantErr: true},
 		"NUL":                {path: "/v1/transform/ns/t/a%00", wantErr: true},
 	}
@@ -112,7 +113,7 @@ func TestParseTransformPath(t *testing.T) {
 // A path made of separators is refused without a stage allocated for each of them: what it
 // costs is bounded by the path's own size (the unescaped copy), not by its stage count.
 func TestParseTransformPathBoundsAllocation(t *testing.T) {
-	path := "/v1/transform/ns/" + strings.Repeat(PipelineSeparator, 1<<17) + "/x"
+	path := "/v1/transform/ns/" + strings.Repeat(wire.PipelineSeparator, 1<<17) + "/x"
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

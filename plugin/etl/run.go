@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
@@ -69,8 +70,8 @@ func (o *runOptions) Complete(cmd *cobra.Command, args []string) error {
 	}
 	o.run.Namespace, o.run.Spec.Transform = ns, args[0]
 	if o.run.Name == "" {
-		// A pipeline's ">>" cannot be in a name.
-		o.run.GenerateName = strings.ReplaceAll(args[0], ">>", "-") + "-"
+		// A pipeline's separator cannot be in a name.
+		o.run.GenerateName = strings.ReplaceAll(args[0], wire.PipelineSeparator, "-") + "-"
 	}
 	if cmd.Flags().Changed("workers") {
 		o.run.Spec.WorkersPerNode = &o.workers

@@ -50,7 +50,7 @@ func ValidateUpdate(old, r *v1alpha1.TransformRun) field.ErrorList {
 // validateTransform checks spec.transform: a Transform's name, or a pipeline "a>>b" of at most
 // wire.MaxPipelineStages of them, as the agent resolves it.
 func validateTransform(p *field.Path, transform string) field.ErrorList {
-	stages := strings.SplitN(transform, wire.PipelineSeparator, wire.MaxPipelineStages+1)
+	stages := wire.SplitPipeline(transform)
 	if len(stages) > wire.MaxPipelineStages {
 		return field.ErrorList{field.Invalid(p, transform, fmt.Sprintf(
 			"a pipeline has at most %d stages, as each holds a transformer connection per object in flight; split it into several runs", wire.MaxPipelineStages))}
