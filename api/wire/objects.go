@@ -1,0 +1,73 @@
+package wire
+
+import "time"
+
+// The object API of every node agent: a namespace's dataset, spread over the nodes
+// (docs/datapath-rbac.md). Any agent answers for any object of the namespace: it serves the
+// objects on its own node and reaches the others through their node's agent.
+//
+//	PUT    /v1/objects/{namespace}/{object...}   create or replace (RBAC verb create)
+//	GET    /v1/objects/{namespace}/{object...}   read, Range allowed (get)
+//	HEAD   /v1/objects/{namespace}/{object...}   size, checksum, node (get)
+//	DELETE /v1/objects/{namespace}/{object...}   remove; ?recursive=true removes a prefix (delete)
+//	GET    /v1/objects/{namespace}/?prefix=&after=&limit=&delimiter=   a page of the list (list)
+//
+// ?node=NODE on any of them names the node to store on or read from instead of the one
+// placement picks.
+const (
+	// PathObjects is the object API's prefix.
+	PathObjects = "/v1/objects/"
+
+	// HeaderChecksum carries an object's SHA-256, lower-case hex. On a PUT it is optional and,
+	// when given, verified before the object becomes visible (400 and nothing written on a
+	// mismatch); GET and HEAD answer it when the agent knows it.
+	HeaderChecksum = "X-Mlkube-Checksum-Sha256"
+	// HeaderNode names, on every answer about one object, the node that holds it.
+	HeaderNode = "X-Mlkube-Node"
+	// HeaderForwardedBy carries the data path token of the agent that forwards a request to
+	// the node holding the object; the receiving agent checks it is a peer agent's and then
+	// answers from its own node only. The caller's Authorization travels unchanged.
+	HeaderForwardedBy = "X-Mlkube-Forwarded-By"
+
+	// Query parameters of the object API.
+	QueryPrefix    = "prefix"
+	QueryAfter     = "after"
+	QueryLimit     = "limit"
+	QueryDelimiter = "delimiter"
+	QueryNode      = "node"
+	QueryRecursive = "recursive"
+
+	// MaxListLimit is the most objects one page of a list holds, and the default.
+	MaxListLimit = 1000
+)
+
+// VerbList and VerbDelete are the RBAC verbs of listing and removing a namespace's objects
+// (the virtual resource objects of etl.mlkube.io); reading is get, writing create.
+const (
+	VerbList   = "list"
+	VerbDelete = "delete"
+)
+
+// ObjectInfo describes one stored object, as a list and a HEAD answer it.
+type ObjectInfo struct {
+	// Name is the object's name within its namespace.
+	Name string `json:"name"`
+	// Size is its length in bytes.
+	Size int64 `json:"size"`
+	// Modified is when it was last written.
+	Modified time.Time `json:"modified"`
+	// Checksum is its SHA-256, lower-case hex, when the agent knows it.
+	Checksum string `json:"checksum,omitempty"`
+	// Node is the node that holds it.
+	Node string `json:"node"`
+}
+
+// ObjectList is one page of a namespace's objects, sorted by name.
+type ObjectList struct {
+	Items []ObjectInfo `json:"items"`
+	// Prefixes are the names up to and including the delimiter of the objects the page
+	// groups, when the request named a delimiter (a directory listing), sorted.
+	Prefixes []string `json:"prefixes,omitempty"`
+	// Next, when set, is the after= of the next page; empty on the last page.
+	Next string `json:"next,omitempty"`
+}
