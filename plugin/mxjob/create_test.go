@@ -2,6 +2,10 @@ package mxjob
 
 import (
 	"testing"
+
+	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/internal/restricted"
+	"github.com/mlkube/mlkube/internal/restricted/restrictedtest"
 )
 
 const kubeflowV1 = `apiVersion: kubeflow.org/v1
@@ -153,7 +157,7 @@ func TestSubmit(t *testing.T) {
 	runCases(t, map[string]cmdCase{
 		"dist, dry run": {
 			args: []string{"submit", "mnist", "--image", "mxnet:1.9", "--workers", "2", "--port", "9000", "--env", "EPOCHS=3",
-				"--worker-gpus", "1", "--server-image", "ps:1", "--server-memory", "1Gi", "--backoff-limit", "2",
+				"--worker-gpus", "1", "--server-image", "ps:1", "--server-memory", "1Gi", "--backoff-limit", "2", "--run-as-user", "1000",
 				"--dry-run=client", "-o", "yaml", "--", "python", "train.py"},
 			wantOut: `apiVersion: mxnet.mlkube.io/v1beta1
 kind: MxJob
@@ -180,6 +184,17 @@ spec:
           image: mxnet:1.9
           name: mxnet
           resources: {}
+          securityContext:
+            allowPrivilegeEscalation: false
+            capabilities:
+              drop:
+              - ALL
+        securityContext:
+          runAsGroup: 1000
+          runAsNonRoot: true
+          runAsUser: 1000
+          seccompProfile:
+            type: RuntimeDefault
   - mxReplicaType: SERVER
     replicas: 1
     restartPolicy: Never
@@ -200,6 +215,17 @@ spec:
               memory: 1Gi
             requests:
               memory: 1Gi
+          securityContext:
+            allowPrivilegeEscalation: false
+            capabilities:
+              drop:
+              - ALL
+        securityContext:
+          runAsGroup: 1000
+          runAsNonRoot: true
+          runAsUser: 1000
+          seccompProfile:
+            type: RuntimeDefault
   - mxReplicaType: WORKER
     replicas: 2
     restartPolicy: Never
@@ -220,6 +246,17 @@ spec:
               nvidia.com/gpu: "1"
             requests:
               nvidia.com/gpu: "1"
+          securityContext:
+            allowPrivilegeEscalation: false
+            capabilities:
+              drop:
+              - ALL
+        securityContext:
+          runAsGroup: 1000
+          runAsNonRoot: true
+          runAsUser: 1000
+          seccompProfile:
+            type: RuntimeDefault
   runPolicy:
     backoffLimit: 2
 status: {}
@@ -244,10 +281,37 @@ status: {}
 			wantErr:  "error: --mode local has no servers; drop --servers or use --mode dist; see 'kubectl mxjob submit --help'\n",
 			wantCode: 1,
 		},
+		"root user": {
+			args:     []string{"submit", "x", "--image", "i", "--run-as-user", "0", "--", "python"},
+			wantErr:  "error: --run-as-user must be a non-root uid, 1 to 2147483647; see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
 		"bad env": {
 			args:     []string{"submit", "x", "--image", "i", "--env", "NOVALUE", "--", "python"},
 			wantErr:  "error: --env \"NOVALUE\" is not KEY=VALUE\n",
 			wantCode: 1,
 		},
 	})
+}
+
+// Every replica submit writes is admitted by a namespace that enforces the restricted Pod
+// Security Standard, by the API server's own evaluator.
+func TestSubmitPassesRestricted(t *testing.T) {
+	job, err := buildSubmitJob(submitSpec{mode: "dist", image: "i", workers: 2, servers: 1, command: []string{"train"},
+		runAsUser: restricted.DefaultUser, roles: map[v1beta1.ReplicaType]*roleFlags{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(job.Spec.ReplicaSpecs) != 3 {
+		t.Fatalf("%d replica specs, want scheduler, server and worker", len(job.Spec.ReplicaSpecs))
+	}
+	for _, rs := range job.Spec.ReplicaSpecs {
+		v, err := restrictedtest.Violations(&rs.Template.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v) > 0 {
+			t.Errorf("%s: restricted refuses it: %v", rs.MxReplicaType, v)
+		}
+	}
 }

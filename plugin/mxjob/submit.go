@@ -3,6 +3,7 @@ package mxjob
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/internal/restricted"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
@@ -30,6 +32,8 @@ type submitSpec struct {
 	command         []string
 	restartPolicy   string
 	backoffLimit    int32
+	// runAsUser is the uid every replica runs as (package restricted).
+	runAsUser int64
 	// Per role (worker, server, scheduler): image and resources; empty means the default.
 	roles map[v1beta1.ReplicaType]*roleFlags
 }
@@ -76,7 +80,11 @@ func buildSubmitJob(s submitSpec) (*v1beta1.MxJob, error) {
 			MxReplicaType: t,
 			Replicas:      ptr.To(n),
 			RestartPolicy: v1beta1.RestartPolicy(s.restartPolicy),
-			Template:      &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{c}}},
+			// Restricted, so that a namespace enforcing that Pod Security Standard admits it.
+			Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				SecurityContext: restricted.Pod(s.runAsUser),
+				Containers:      []corev1.Container{c},
+			}},
 		}
 		if t == v1beta1.ReplicaTypeScheduler && s.port > 0 {
 			rs.PsRootPort = ptr.To(s.port)
@@ -87,7 +95,8 @@ func buildSubmitJob(s submitSpec) (*v1beta1.MxJob, error) {
 }
 
 func container(s submitSpec, rf *roleFlags, env []corev1.EnvVar) (corev1.Container, error) {
-	c := corev1.Container{Name: v1beta1.DefaultContainerName, Image: s.image, Command: s.command, Env: env}
+	c := corev1.Container{Name: v1beta1.DefaultContainerName, Image: s.image, Command: s.command, Env: env,
+		SecurityContext: restricted.Container()}
 	if rf.image != "" {
 		c.Image = rf.image
 	}
@@ -172,6 +181,8 @@ func newSubmitCommand(env *cli.Env) *cobra.Command {
 	f.StringArrayVar(&s.env, "env", nil, "Environment variable KEY=VALUE of every replica; repeatable.")
 	f.StringVar(&s.restartPolicy, "restart-policy", string(v1beta1.RestartPolicyNever), "Never, OnFailure, Always or ExitCode.")
 	f.Int32Var(&s.backoffLimit, "backoff-limit", -1, "Restarts allowed before the job fails; unset means no limit.")
+	f.Int64Var(&s.runAsUser, "run-as-user", restricted.DefaultUser,
+		"The uid (and gid) every replica runs as. Replicas run non-root, without privilege escalation or capabilities, with the runtime's seccomp profile: the restricted Pod Security Standard.")
 	f.StringVar(&o.dryRun, "dry-run", "none", "none, client (print the MxJob) or server (the API server checks it, nothing is stored).")
 	for _, t := range v1beta1.ReplicaTypes {
 		rf := &roleFlags{}
@@ -208,6 +219,8 @@ func (o *submitOptions) Validate() error {
 		return cli.UsageError(o.cmd, "--workers must be 1 to %d", v1beta1.MaxReplicas)
 	case s.mode == string(v1beta1.DistMode) && (s.servers < 1 || s.servers > v1beta1.MaxReplicas):
 		return cli.UsageError(o.cmd, "--servers must be 1 to %d in dist mode", v1beta1.MaxReplicas)
+	case s.runAsUser < 1 || s.runAsUser > math.MaxInt32:
+		return cli.UsageError(o.cmd, "--run-as-user must be a non-root uid, 1 to %d", math.MaxInt32)
 	case s.port < 0 || s.port > 65535:
 		return cli.UsageError(o.cmd, "--port must be 1 to 65535")
 	case o.dryRun != "none" && o.dryRun != "client" && o.dryRun != "server":
