@@ -57,8 +57,8 @@ func TestObjectsSpreadOverPeers(t *testing.T) {
 	for i := range 20 {
 		name := fmt.Sprintf("shard-%02d", i)
 		want = append(want, name)
-		if resp, body := a.request(http.MethodPut, a.objectURL(name), strings.NewReader(name)); resp.StatusCode != http.StatusCreated {
-			t.Fatalf("PUT %s: %d %s", name, resp.StatusCode, body)
+		if resp, body := a.request(http.MethodPut, a.objectURL(name), strings.NewReader(name)); resp.code != http.StatusCreated {
+			t.Fatalf("PUT %s: %d %s", name, resp.code, body)
 		}
 	}
 	onA, onB := len(files(t, a.root)), len(files(t, b.root))
@@ -68,14 +68,14 @@ func TestObjectsSpreadOverPeers(t *testing.T) {
 	for _, e := range []*env{a, b} {
 		for _, name := range want {
 			resp, body := e.request(http.MethodGet, e.objectURL(name), nil)
-			if resp.StatusCode != http.StatusOK || string(body) != name {
-				t.Fatalf("GET %s through %s: %d %q", name, e.agent.opts.Node, resp.StatusCode, body)
+			if resp.code != http.StatusOK || string(body) != name {
+				t.Fatalf("GET %s through %s: %d %q", name, e.agent.opts.Node, resp.code, body)
 			}
-			if _, err := os.Stat(filepath.Join(map[string]string{"node-a": a.root, "node-b": b.root}[resp.Header.Get(wire.HeaderNode)], name)); err != nil {
-				t.Errorf("%s answered from %q, which does not hold it", name, resp.Header.Get(wire.HeaderNode))
+			if _, err := os.Stat(filepath.Join(map[string]string{"node-a": a.root, "node-b": b.root}[resp.header.Get(wire.HeaderNode)], name)); err != nil {
+				t.Errorf("%s answered from %q, which does not hold it", name, resp.header.Get(wire.HeaderNode))
 			}
-			if resp, _ := e.request(http.MethodHead, e.objectURL(name), nil); resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(name)) {
-				t.Errorf("HEAD %s through %s: %d, %d bytes", name, e.agent.opts.Node, resp.StatusCode, resp.ContentLength)
+			if resp, _ := e.request(http.MethodHead, e.objectURL(name), nil); resp.code != http.StatusOK || resp.length != int64(len(name)) {
+				t.Errorf("HEAD %s through %s: %d, %d bytes", name, e.agent.opts.Node, resp.code, resp.length)
 			}
 		}
 		if diff := cmp.Diff(want, names(e.list(""))); diff != "" {
@@ -85,20 +85,20 @@ func TestObjectsSpreadOverPeers(t *testing.T) {
 			t.Errorf("merged pages of 3 through %s (-want +got):\n%s", e.agent.opts.Node, diff)
 		}
 	}
-	if resp, _ := a.request(http.MethodGet, a.objectURL("none"), nil); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("GET of an object no node holds: %d", resp.StatusCode)
+	if resp, _ := a.request(http.MethodGet, a.objectURL("none"), nil); resp.code != http.StatusNotFound {
+		t.Errorf("GET of an object no node holds: %d", resp.code)
 	}
 	// A remote DELETE, then one of every node's objects under a prefix.
 	remote := files(t, b.root)[0]
-	if resp, body := a.request(http.MethodDelete, a.objectURL(remote), nil); resp.StatusCode != http.StatusOK {
-		t.Fatalf("DELETE of %s on node-b through node-a: %d %s", remote, resp.StatusCode, body)
+	if resp, body := a.request(http.MethodDelete, a.objectURL(remote), nil); resp.code != http.StatusOK {
+		t.Fatalf("DELETE of %s on node-b through node-a: %d %s", remote, resp.code, body)
 	}
 	if _, err := os.Stat(filepath.Join(b.root, remote)); !os.IsNotExist(err) {
 		t.Errorf("%s is still on node-b", remote)
 	}
 	resp, body := a.request(http.MethodDelete, a.objectURL("shard-")+"?recursive=true", nil)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"deleted":19`) {
-		t.Errorf("recursive DELETE over both nodes: %d %s", resp.StatusCode, body)
+	if resp.code != http.StatusOK || !strings.Contains(string(body), `"deleted":19`) {
+		t.Errorf("recursive DELETE over both nodes: %d %s", resp.code, body)
 	}
 	if n := len(files(t, a.root)) + len(files(t, b.root)); n != 0 {
 		t.Errorf("%d objects left", n)
@@ -107,15 +107,15 @@ func TestObjectsSpreadOverPeers(t *testing.T) {
 
 func TestObjectPutOnNamedNode(t *testing.T) {
 	a, b := newPair(t, nil)
-	if resp, body := a.request(http.MethodPut, a.objectURL("x")+"?node=node-b", strings.NewReader("x")); resp.StatusCode != http.StatusCreated || resp.Header.Get(wire.HeaderNode) != "node-b" {
-		t.Fatalf("PUT ?node=node-b: %d %s", resp.StatusCode, body)
+	if resp, body := a.request(http.MethodPut, a.objectURL("x")+"?node=node-b", strings.NewReader("x")); resp.code != http.StatusCreated || resp.header.Get(wire.HeaderNode) != "node-b" {
+		t.Fatalf("PUT ?node=node-b: %d %s", resp.code, body)
 	}
 	if _, err := os.Stat(filepath.Join(b.root, "x")); err != nil {
 		t.Error(err)
 	}
 	resp, body := a.request(http.MethodPut, a.objectURL("x")+"?node=node-z", strings.NewReader("x"))
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "node-a, node-b") {
-		t.Errorf("PUT ?node=node-z: %d %s", resp.StatusCode, body)
+	if resp.code != http.StatusNotFound || !strings.Contains(string(body), "node-a, node-b") {
+		t.Errorf("PUT ?node=node-z: %d %s", resp.code, body)
 	}
 }
 
@@ -124,12 +124,12 @@ func TestForwardedRequestsStayLocal(t *testing.T) {
 	b.request(http.MethodPut, b.objectURL("on-b")+"?node=node-b", bytes.NewReader([]byte("b")))
 	// As a peer would send it: node-a answers from its own data only.
 	resp, body := a.request(http.MethodGet, a.objectURL("on-b"), nil, wire.HeaderForwardedBy, peerSA)
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("a forwarded GET was forwarded again: %d %s", resp.StatusCode, body)
+	if resp.code != http.StatusNotFound {
+		t.Errorf("a forwarded GET was forwarded again: %d %s", resp.code, body)
 	}
 	resp, body = a.request(http.MethodGet, a.listURL(""), nil, wire.HeaderForwardedBy, peerSA)
-	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "on-b") {
-		t.Errorf("the list of a forwarded request holds other nodes' objects: %d %s", resp.StatusCode, body)
+	if resp.code != http.StatusOK || strings.Contains(string(body), "on-b") {
+		t.Errorf("the list of a forwarded request holds other nodes' objects: %d %s", resp.code, body)
 	}
 }
 
@@ -155,17 +155,17 @@ func TestForwarderTokenChecked(t *testing.T) {
 				a.token = ""
 			}
 			resp, body := a.request(http.MethodGet, a.objectURL("x"), nil, wire.HeaderForwardedBy, tc.forwarder)
-			if resp.StatusCode != tc.want {
-				t.Errorf("%d %s, want %d", resp.StatusCode, body, tc.want)
+			if resp.code != tc.want {
+				t.Errorf("%d %s, want %d", resp.code, body, tc.want)
 			}
 		})
 	}
 	// Through the agents, with the caller's token checked on both.
 	a.token = "user"
-	if resp, body := a.request(http.MethodPut, a.objectURL("y")+"?node=node-b", strings.NewReader("y")); resp.StatusCode != http.StatusCreated {
-		t.Fatalf("PUT through node-a to node-b: %d %s", resp.StatusCode, body)
+	if resp, body := a.request(http.MethodPut, a.objectURL("y")+"?node=node-b", strings.NewReader("y")); resp.code != http.StatusCreated {
+		t.Fatalf("PUT through node-a to node-b: %d %s", resp.code, body)
 	}
-	if resp, body := a.request(http.MethodGet, a.objectURL("y"), nil); resp.StatusCode != http.StatusOK || string(body) != "y" {
-		t.Errorf("GET through node-a from node-b: %d %s", resp.StatusCode, body)
+	if resp, body := a.request(http.MethodGet, a.objectURL("y"), nil); resp.code != http.StatusOK || string(body) != "y" {
+		t.Errorf("GET through node-a from node-b: %d %s", resp.code, body)
 	}
 }

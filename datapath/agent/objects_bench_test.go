@@ -36,8 +36,8 @@ func benchGet(b *testing.B, size, count int) {
 	e := newObjectEnv(b)
 	data := bytes.Repeat([]byte("x"), size)
 	for i := range count {
-		if resp, body := e.request(http.MethodPut, e.objectURL(fmt.Sprintf("o%d", i)), bytes.NewReader(data)); resp.StatusCode != http.StatusCreated {
-			b.Fatalf("PUT: %d %s", resp.StatusCode, body)
+		if resp, body := e.request(http.MethodPut, e.objectURL(fmt.Sprintf("o%d", i)), bytes.NewReader(data)); resp.code != http.StatusCreated {
+			b.Fatalf("PUT: %d %s", resp.code, body)
 		}
 	}
 	bare := httptest.NewServer(http.FileServer(http.Dir(e.root)))

@@ -35,9 +35,16 @@ func (e *env) objectURL(object string) string {
 
 func (e *env) listURL(query string) string { return e.url + wire.PathObjects + "default/?" + query }
 
+// reply is what request keeps of a response, its body read and closed.
+type reply struct {
+	code   int
+	header http.Header
+	length int64
+}
+
 // request sends method to url with body and headers (pairs), as e.do does,
 // and returns the response with its body read.
-func (e *env) request(method, url string, body io.Reader, headers ...string) (*http.Response, []byte) {
+func (e *env) request(method, url string, body io.Reader, headers ...string) (reply, []byte) {
 	e.t.Helper()
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
@@ -58,7 +65,7 @@ func (e *env) request(method, url string, body io.Reader, headers ...string) (*h
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return resp, data
+	return reply{code: resp.StatusCode, header: resp.Header, length: resp.ContentLength}, data
 }
 
 // files lists every file under dir, hidden ones included, relative to it.
@@ -87,35 +94,35 @@ func TestObjectRoundTrip(t *testing.T) {
 	e := newObjectEnv(t)
 	data := []byte("hello, objects")
 	resp, body := e.request(http.MethodPut, e.objectURL("dir/a.txt"), bytes.NewReader(data))
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("PUT: %d %s", resp.StatusCode, body)
+	if resp.code != http.StatusCreated {
+		t.Fatalf("PUT: %d %s", resp.code, body)
 	}
-	if got := resp.Header.Get(wire.HeaderNode); got != testNode {
+	if got := resp.header.Get(wire.HeaderNode); got != testNode {
 		t.Errorf("PUT answered node %q", got)
 	}
 	resp, body = e.request(http.MethodGet, e.objectURL("dir/a.txt"), nil)
-	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, data) {
-		t.Fatalf("GET: %d %q", resp.StatusCode, body)
+	if resp.code != http.StatusOK || !bytes.Equal(body, data) {
+		t.Fatalf("GET: %d %q", resp.code, body)
 	}
-	if resp.Header.Get(wire.HeaderNode) != testNode {
+	if resp.header.Get(wire.HeaderNode) != testNode {
 		t.Errorf("GET lacks %s", wire.HeaderNode)
 	}
-	if c := resp.Header.Get(wire.HeaderChecksum); c != "" && c != sha(data) {
+	if c := resp.header.Get(wire.HeaderChecksum); c != "" && c != sha(data) {
 		t.Errorf("GET checksum %s, want %s (or none)", c, sha(data))
 	}
 	resp, _ = e.request(http.MethodHead, e.objectURL("dir/a.txt"), nil)
-	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(data)) {
-		t.Errorf("HEAD: %d, length %d", resp.StatusCode, resp.ContentLength)
+	if resp.code != http.StatusOK || resp.length != int64(len(data)) {
+		t.Errorf("HEAD: %d, length %d", resp.code, resp.length)
 	}
 	resp, body = e.request(http.MethodDelete, e.objectURL("dir/a.txt"), nil)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("DELETE: %d %s", resp.StatusCode, body)
+	if resp.code != http.StatusOK {
+		t.Fatalf("DELETE: %d %s", resp.code, body)
 	}
-	if resp, _ = e.request(http.MethodGet, e.objectURL("dir/a.txt"), nil); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("GET after DELETE: %d", resp.StatusCode)
+	if resp, _ = e.request(http.MethodGet, e.objectURL("dir/a.txt"), nil); resp.code != http.StatusNotFound {
+		t.Errorf("GET after DELETE: %d", resp.code)
 	}
-	if resp, _ = e.request(http.MethodDelete, e.objectURL("dir/a.txt"), nil); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("second DELETE: %d", resp.StatusCode)
+	if resp, _ = e.request(http.MethodDelete, e.objectURL("dir/a.txt"), nil); resp.code != http.StatusNotFound {
+		t.Errorf("second DELETE: %d", resp.code)
 	}
 }
 
@@ -123,11 +130,11 @@ func TestObjectChecksumRecorded(t *testing.T) {
 	e := newObjectEnv(t)
 	data := []byte("checked")
 	resp, body := e.request(http.MethodPut, e.objectURL("c"), bytes.NewReader(data), wire.HeaderChecksum, strings.ToUpper(sha(data)))
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("PUT with the right checksum: %d %s", resp.StatusCode, body)
+	if resp.code != http.StatusCreated {
+		t.Fatalf("PUT with the right checksum: %d %s", resp.code, body)
 	}
 	resp, _ = e.request(http.MethodHead, e.objectURL("c"), nil)
-	got := resp.Header.Get(wire.HeaderChecksum)
+	got := resp.header.Get(wire.HeaderChecksum)
 	if got == "" {
 		t.Skip("the file system keeps no user extended attributes: checksums are not recorded")
 	}
@@ -138,8 +145,8 @@ func TestObjectChecksumRecorded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, "c"), []byte("changed!"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if resp, _ = e.request(http.MethodHead, e.objectURL("c"), nil); resp.Header.Get(wire.HeaderChecksum) != "" {
-		t.Errorf("a stale checksum is answered: %s", resp.Header.Get(wire.HeaderChecksum))
+	if resp, _ = e.request(http.MethodHead, e.objectURL("c"), nil); resp.header.Get(wire.HeaderChecksum) != "" {
+		t.Errorf("a stale checksum is answered: %s", resp.header.Get(wire.HeaderChecksum))
 	}
 }
 
@@ -178,16 +185,16 @@ func TestObjectPutRefusals(t *testing.T) {
 				e.agent.objects.bounds.freeBytes = func() (int64, error) { return tc.free, nil }
 			}
 			for _, o := range tc.before {
-				if resp, body := e.request(http.MethodPut, e.objectURL(o), bytes.NewReader(data)); resp.StatusCode != http.StatusCreated {
-					t.Fatalf("PUT %s: %d %s", o, resp.StatusCode, body)
+				if resp, body := e.request(http.MethodPut, e.objectURL(o), bytes.NewReader(data)); resp.code != http.StatusCreated {
+					t.Fatalf("PUT %s: %d %s", o, resp.code, body)
 				}
 			}
 			want := files(t, e.base)
 			// Unknown length too: the bound holds while the body streams.
 			for _, body := range []io.Reader{bytes.NewReader(data), io.MultiReader(bytes.NewReader(data))} {
 				resp, answer := e.request(http.MethodPut, e.objectURL(tc.object), body, tc.headers...)
-				if resp.StatusCode != tc.wantCode || !strings.Contains(string(answer), tc.wantInMsg) {
-					t.Errorf("PUT: %d %s, want %d naming %q", resp.StatusCode, answer, tc.wantCode, tc.wantInMsg)
+				if resp.code != tc.wantCode || !strings.Contains(string(answer), tc.wantInMsg) {
+					t.Errorf("PUT: %d %s, want %d naming %q", resp.code, answer, tc.wantCode, tc.wantInMsg)
 				}
 				if diff := cmp.Diff(want, files(t, e.base)); diff != "" {
 					t.Errorf("a refused PUT left files (-before +after):\n%s", diff)
@@ -249,8 +256,8 @@ func TestObjectConcurrentPuts(t *testing.T) {
 	for i := range writers {
 		bodies[i] = bytes.Repeat([]byte{byte('a' + i)}, 256<<10)
 		wg.Go(func() {
-			if resp, body := e.request(http.MethodPut, e.objectURL("same"), bytes.NewReader(bodies[i])); resp.StatusCode != http.StatusCreated {
-				t.Errorf("PUT %d: %d %s", i, resp.StatusCode, body)
+			if resp, body := e.request(http.MethodPut, e.objectURL("same"), bytes.NewReader(bodies[i])); resp.code != http.StatusCreated {
+				t.Errorf("PUT %d: %d %s", i, resp.code, body)
 			}
 		})
 	}
@@ -273,7 +280,7 @@ func TestObjectPutRacingDelete(t *testing.T) {
 		wg.Go(func() { e.request(http.MethodDelete, e.objectURL("race"), nil) })
 		wg.Wait()
 		resp, got := e.request(http.MethodGet, e.objectURL("race"), nil)
-		if resp.StatusCode == http.StatusOK && !bytes.Equal(got, data) {
+		if resp.code == http.StatusOK && !bytes.Equal(got, data) {
 			t.Fatalf("a partial object: %d bytes", len(got))
 		}
 		for _, f := range files(t, e.base) {
@@ -300,8 +307,8 @@ func TestObjectDeletePrefixWhileReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	del, body := e.request(http.MethodDelete, e.objectURL("p/")+"?recursive=true", nil)
-	if del.StatusCode != http.StatusOK || !strings.Contains(string(body), `"deleted":2`) {
-		t.Fatalf("DELETE p/ recursively: %d %s", del.StatusCode, body)
+	if del.code != http.StatusOK || !strings.Contains(string(body), `"deleted":2`) {
+		t.Fatalf("DELETE p/ recursively: %d %s", del.code, body)
 	}
 	rest, err := io.ReadAll(resp.Body)
 	if err != nil || !bytes.Equal(append(head, rest...), big) {
@@ -316,12 +323,12 @@ func TestObjectRange(t *testing.T) {
 	e := newObjectEnv(t)
 	e.request(http.MethodPut, e.objectURL("r"), strings.NewReader("0123456789"))
 	resp, body := e.request(http.MethodGet, e.objectURL("r"), nil, "Range", "bytes=2-5")
-	if resp.StatusCode != http.StatusPartialContent || string(body) != "2345" {
-		t.Errorf("Range 2-5: %d %q", resp.StatusCode, body)
+	if resp.code != http.StatusPartialContent || string(body) != "2345" {
+		t.Errorf("Range 2-5: %d %q", resp.code, body)
 	}
 	resp, _ = e.request(http.MethodGet, e.objectURL("r"), nil, "Range", "bytes=20-")
-	if resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
-		t.Errorf("Range past the end: %d", resp.StatusCode)
+	if resp.code != http.StatusRequestedRangeNotSatisfiable {
+		t.Errorf("Range past the end: %d", resp.code)
 	}
 }
 
@@ -329,8 +336,8 @@ func TestObjectRange(t *testing.T) {
 func (e *env) list(query string) wire.ObjectList {
 	e.t.Helper()
 	resp, body := e.request(http.MethodGet, e.listURL(query), nil)
-	if resp.StatusCode != http.StatusOK {
-		e.t.Fatalf("list %s: %d %s", query, resp.StatusCode, body)
+	if resp.code != http.StatusOK {
+		e.t.Fatalf("list %s: %d %s", query, resp.code, body)
 	}
 	var l wire.ObjectList
 	if err := json.Unmarshal(body, &l); err != nil {
@@ -388,13 +395,13 @@ func TestObjectList(t *testing.T) {
 	}
 	for _, bad := range []string{"limit=0", "limit=x", "limit=-3"} {
 		resp, body := e.request(http.MethodGet, e.listURL(bad), nil)
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "limit=") {
-			t.Errorf("%s: %d %s", bad, resp.StatusCode, body)
+		if resp.code != http.StatusBadRequest || !strings.Contains(string(body), "limit=") {
+			t.Errorf("%s: %d %s", bad, resp.code, body)
 		}
 	}
 	empty := e.url + wire.PathObjects + "nothing-here/"
-	if resp, body := e.request(http.MethodGet, empty, nil); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"items":[]`) {
-		t.Errorf("a namespace with no data: %d %s", resp.StatusCode, body)
+	if resp, body := e.request(http.MethodGet, empty, nil); resp.code != http.StatusOK || !strings.Contains(string(body), `"items":[]`) {
+		t.Errorf("a namespace with no data: %d %s", resp.code, body)
 	}
 }
 
@@ -416,23 +423,23 @@ func TestObjectVerbs(t *testing.T) {
 		req := dataAccess(tc.verb, "default")
 		// HEAD comes after GET, already granted get.
 		if !f.allowed["user"][req.String()] {
-			if resp, _ := e.request(tc.method, tc.url, strings.NewReader("x")); resp.StatusCode != http.StatusForbidden {
-				t.Errorf("%s %s without %s: %d", tc.method, tc.url, req, resp.StatusCode)
+			if resp, _ := e.request(tc.method, tc.url, strings.NewReader("x")); resp.code != http.StatusForbidden {
+				t.Errorf("%s %s without %s: %d", tc.method, tc.url, req, resp.code)
 			}
 		}
 		f.grant("user", req)
-		if resp, body := e.request(tc.method, tc.url, strings.NewReader("x")); resp.StatusCode >= 300 {
-			t.Errorf("%s %s with %s: %d %s", tc.method, tc.url, req, resp.StatusCode, body)
+		if resp, body := e.request(tc.method, tc.url, strings.NewReader("x")); resp.code >= 300 {
+			t.Errorf("%s %s with %s: %d %s", tc.method, tc.url, req, resp.code, body)
 		}
 		if last := f.asked[len(f.asked)-1]; last != "user: "+req.String() {
 			t.Errorf("%s asked %q, want %q", tc.method, last, req)
 		}
 	}
 	e.token = ""
-	if resp, _ := e.request(http.MethodGet, e.objectURL("o"), nil); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("no token: %d", resp.StatusCode)
+	if resp, _ := e.request(http.MethodGet, e.objectURL("o"), nil); resp.code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", resp.code)
 	}
-	if resp, _ := e.request(http.MethodPost, e.objectURL("o"), nil); resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST: %d", resp.StatusCode)
+	if resp, _ := e.request(http.MethodPost, e.objectURL("o"), nil); resp.code != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d", resp.code)
 	}
 }

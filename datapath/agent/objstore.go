@@ -195,7 +195,7 @@ func (s *objectStore) walk(ns, prefix string, visit func(string, fs.DirEntry) er
 		dir = prefix[:i]
 	}
 	if prefix != "" && wire.CheckObject(dir) != nil {
-		return nil // no object can have such a name
+		return nil //nolint:nilerr // no object can have a name under such a directory: none to visit
 	}
 	err := s.namespace(ns).Walk(dir, func(name string, e fs.DirEntry) error {
 		if !strings.HasPrefix(name, prefix) {
@@ -223,7 +223,7 @@ func (s *objectStore) list(ns string, q listQuery) (wire.ObjectList, error) {
 		}
 		fi, err := e.Info()
 		if err != nil {
-			return nil // removed since the walk saw it
+			return nil //nolint:nilerr // removed since the walk saw it: not listed
 		}
 		b.add(listEntry{key: key, info: wire.ObjectInfo{Name: name, Size: fi.Size(), Modified: fi.ModTime(), Node: s.node}})
 		return nil
