@@ -182,23 +182,8 @@ type answer struct {
 
 func (e *env) do(method, url string, body io.Reader) answer {
 	e.t.Helper()
-	req, err := http.NewRequest(method, url, body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if e.token != "" {
-		req.Header.Set("Authorization", "Bearer "+e.token)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatalf("%s %s: reading the answer: %v", method, url, err)
-	}
-	return answer{status: resp.StatusCode, body: data}
+	r, data := e.request(method, url, body)
+	return answer{status: r.code, body: data}
 }
 
 func (e *env) put(name, object string, q wire.Query, data []byte) answer {

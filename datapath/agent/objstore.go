@@ -61,7 +61,7 @@ func (s *objectStore) put(ns, object string, body io.Reader, size int64, want st
 		old = fi.Size()
 	}
 	sum := sha256.New()
-	r := &boundedReader{r: io.TeeReader(body, sum), left: limit.n, err: limit.err}
+	r := &limitedBody{r: io.TeeReader(body, sum), left: limit.n, err: limit.err}
 	info := wire.ObjectInfo{Name: object, Node: s.node}
 	buf := bufpool.Objects.Get()
 	defer bufpool.Objects.Put(buf)
@@ -239,26 +239,4 @@ func (s *objectStore) list(ns string, q listQuery) (wire.ObjectList, error) {
 		}
 	}
 	return l, nil
-}
-
-// boundedReader fails with err once more than left bytes come through it.
-type boundedReader struct {
-	r    io.Reader
-	left int64
-	err  error
-}
-
-func (b *boundedReader) Read(p []byte) (int, error) {
-	if b.left < 0 {
-		return b.r.Read(p)
-	}
-	if int64(len(p)) > b.left+1 {
-		p = p[:b.left+1]
-	}
-	n, err := b.r.Read(p)
-	if int64(n) > b.left {
-		return 0, b.err
-	}
-	b.left -= int64(n)
-	return n, err
 }
