@@ -169,3 +169,32 @@ func TestForwarderTokenChecked(t *testing.T) {
 		t.Errorf("GET through node-a from node-b: %d %s", resp.code, body)
 	}
 }
+
+// A run writes into a destination that need not exist, on its own node, and
+// the object API finds its outputs there from any agent.
+func TestRunOutputsFoundThroughPeers(t *testing.T) {
+	a, b := newPair(t, nil)
+	b.addTransform("t", comms[0], "", tag("t"))
+	b.writeObject("raw/x", []byte("object raw/x"))
+	spec := prefixRun("t", 1)
+	spec.Destination.Prefix = "new/deep/out"
+	if s := b.runToEnd("r1", spec); s.DoneObjects != 1 {
+		t.Fatalf("run: %+v", s)
+	}
+	for range 2 { // the second GET takes the remembered node
+		resp, body := a.request(http.MethodGet, a.objectURL("new/deep/out/x"), nil)
+		if resp.code != http.StatusOK || string(body) != "object raw/x|t:" || resp.header.Get(wire.HeaderNode) != "node-b" {
+			t.Fatalf("GET of a run's output through node-a: %d %q from %q", resp.code, body, resp.header.Get(wire.HeaderNode))
+		}
+	}
+	// The remembered node lost it: forgotten, and no node has it.
+	if err := os.Remove(filepath.Join(b.root, "new/deep/out/x")); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := a.request(http.MethodGet, a.objectURL("new/deep/out/x"), nil); resp.code != http.StatusNotFound {
+		t.Errorf("GET after the holder lost it: %d", resp.code)
+	}
+	if _, ok := a.agent.located.get("default/new/deep/out/x"); ok {
+		t.Error("a location found wrong is still remembered")
+	}
+}
