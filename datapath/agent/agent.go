@@ -172,9 +172,11 @@ func New(opts Options) (*Agent, error) {
 		quota: opts.NamespaceQuota, quotaOf: opts.NamespaceQuotaOf, freeBytes: statfsFree(root.Name()),
 	}}
 	a.objects.bounds.usage.root = a.objects.namespace
+	// Before the first PUT, whose temporary file the sweep could take for a
+	// crashed one. One left behind is hidden from every request, so a sweep
+	// that fails costs space, not correctness: the agent starts anyway.
 	if err := a.objects.sweepTemps(); err != nil {
-		root.Close()
-		return nil, fmt.Errorf("agent: sweeping the object API's temporary files: %w", err)
+		a.log.Warn("the temporary files of interrupted object PUTs were not all removed", "dataRoot", opts.DataRoot, "error", err)
 	}
 	a.peers = &http.Client{
 		Transport:     &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, DisableCompression: true},
