@@ -66,11 +66,11 @@ func (a *Agent) serveSpread(w http.ResponseWriter, r *http.Request, p objectPath
 		return
 	case r.Method == http.MethodDelete && r.URL.Query().Get(wire.QueryRecursive) == "true":
 		err = a.deleteAll(w, r, p, peers)
-	case a.objects.has(p.namespace, p.object):
-		a.serveLocal(w, r, p)
-		return
 	default:
-		err = a.serveFound(w, r, p, peers)
+		// This node first: most reads are of objects placed here.
+		if err = a.answerLocal(w, r, p); status.Of(err) == http.StatusNotFound {
+			err = a.serveFound(w, r, p, peers)
+		}
 	}
 	if err != nil {
 		a.failObject(w, p, err)

@@ -57,24 +57,29 @@ func (a *Agent) serveObjects(w http.ResponseWriter, r *http.Request) {
 
 // serveLocal answers from this node's data root only.
 func (a *Agent) serveLocal(w http.ResponseWriter, r *http.Request, p objectPath) {
-	var err error
-	switch {
-	case p.object == "":
-		err = a.listLocal(w, r, p)
-	case r.Method == http.MethodPut:
-		err = a.putLocal(w, r, p)
-	case r.Method == http.MethodDelete:
-		var n int
-		if n, err = a.objects.remove(p.namespace, p.object, r.URL.Query().Get(wire.QueryRecursive) == "true"); err == nil {
-			w.Header().Set(wire.HeaderNode, a.opts.Node)
-			writeJSON(w, http.StatusOK, deleted{Deleted: n})
-		}
-	default:
-		err = a.getLocal(w, r, p)
-	}
-	if err != nil {
+	if err := a.answerLocal(w, r, p); err != nil {
 		a.failObject(w, p, err)
 	}
+}
+
+// answerLocal answers from this node's data root, or returns why it cannot
+// with nothing written: a 404 leaves the caller free to ask other nodes.
+func (a *Agent) answerLocal(w http.ResponseWriter, r *http.Request, p objectPath) error {
+	switch {
+	case p.object == "":
+		return a.listLocal(w, r, p)
+	case r.Method == http.MethodPut:
+		return a.putLocal(w, r, p)
+	case r.Method == http.MethodDelete:
+		n, err := a.objects.remove(p.namespace, p.object, r.URL.Query().Get(wire.QueryRecursive) == "true")
+		if err != nil {
+			return err
+		}
+		w.Header().Set(wire.HeaderNode, a.opts.Node)
+		writeJSON(w, http.StatusOK, deleted{Deleted: n})
+		return nil
+	}
+	return a.getLocal(w, r, p)
 }
 
 // deleted answers a DELETE: how many objects it removed.

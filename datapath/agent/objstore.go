@@ -128,15 +128,6 @@ func (s *objectStore) open(ns, object string) (*os.File, wire.ObjectInfo, error)
 	return f, wire.ObjectInfo{Name: object, Size: fi.Size(), Modified: fi.ModTime(), Checksum: readChecksum(f, fi), Node: s.node}, nil
 }
 
-// has reports whether ns holds object on this node.
-func (s *objectStore) has(ns, object string) bool {
-	f, _, err := s.open(ns, object)
-	if err == nil {
-		f.Close()
-	}
-	return err == nil
-}
-
 // remove deletes object of ns, or with recursive every object whose name
 // starts with it, and returns how many it removed: 404 when none. A reader
 // that holds a removed object open reads it to its end.
