@@ -44,7 +44,11 @@ func (s *objectStore) namespace(ns string) *dataroot.Namespace { return dataroot
 // put stores body as object of ns. want is the SHA-256 the client sent, or
 // "". It returns the stored object's description.
 func (s *objectStore) put(ns, object string, body io.Reader, size int64, want string) (wire.ObjectInfo, error) {
-	if err := s.root.Mkdir(ns, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+	// Readable by all, as the objects are (package durable): fqn transformer
+	// pods, which may run as any user, read the namespace's directory through
+	// a mount of it alone, and the data root itself (0750) keeps everyone
+	// else out.
+	if err := s.root.Mkdir(ns, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return wire.ObjectInfo{}, durable.StorageError(object, err)
 	}
 	nsRoot, err := s.namespace(ns).Enter()
