@@ -211,9 +211,15 @@ func TestObjectPutClientGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(conn, "PUT %sdefault/gone HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n%s", wire.PathObjects, strings.Repeat("x", 5000))
-	time.Sleep(50 * time.Millisecond)
-	conn.Close()
+	// The PUT is under way once its temporary file is there.
 	deadline := time.Now().Add(5 * time.Second)
+	for len(files(t, e.base)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the PUT never started writing")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	conn.Close()
 	for len(files(t, e.base)) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("a PUT whose client went away left %v", files(t, e.base))

@@ -1,11 +1,18 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 func TestReadyPeers(t *testing.T) {
@@ -26,5 +33,47 @@ func TestReadyPeers(t *testing.T) {
 	want := []Peer{{Node: "a", URL: "http://10.0.0.1:8080"}, {Node: "c", URL: "http://[fd00::4]:8080"}}
 	if diff := cmp.Diff(want, readyPeers(slices)); diff != "" {
 		t.Errorf("ready peers (-want +got):\n%s", diff)
+	}
+}
+
+func TestNamespaceQuotas(t *testing.T) {
+	ns := func(name, quota string) *corev1.Namespace {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if quota != "" {
+			n.Annotations = map[string]string{QuotaAnnotation: quota}
+		}
+		return n
+	}
+	c := fake.NewClientBuilder().WithObjects(ns("big", "1000"), ns("plain", ""), ns("bad", "lots")).Build()
+	quotaOf := NamespaceQuotas(t.Context(), c)
+	cases := map[string]struct {
+		want int64
+		ok   bool
+	}{"big": {1000, true}, "plain": {0, false}, "bad": {0, false}, "missing": {0, false}}
+	for name, tc := range cases {
+		if q, ok := quotaOf(name); q != tc.want || ok != tc.ok {
+			t.Errorf("%s: %d, %v, want %d, %v", name, q, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestPeerTokenReread(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	tf := tokenFile{path: path}
+	if _, err := tf.get(); err == nil || !strings.Contains(err.Error(), "--peer-token-file") {
+		t.Errorf("no token file: %v", err)
+	}
+	for i, token := range []string{"first", "second-token"} {
+		if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// As the kubelet's atomic update would, the file changes time too.
+		when := time.Now().Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(path, when, when); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tf.get(); err != nil || got != token {
+			t.Errorf("token %q, %v, want %q", got, err, token)
+		}
 	}
 }
