@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -205,24 +203,5 @@ func TestRunOutputsFoundThroughPeers(t *testing.T) {
 // forwarded to either.
 func TestForwardedPutClientGone(t *testing.T) {
 	a, b := newPair(t, nil)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(a.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(conn, "PUT %sdefault/gone?node=node-b HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n%s", wire.PathObjects, strings.Repeat("x", 5000))
-	// The PUT is under way on node-b once its temporary file is there.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(files(t, b.base)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the PUT never reached node-b")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	conn.Close()
-	for len(files(t, a.base))+len(files(t, b.base)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("left on node-a %v, on node-b %v", files(t, a.base), files(t, b.base))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	putAndHangUp(t, a, "?node=node-b", b.base)
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,23 +207,35 @@ func TestObjectPutRefusals(t *testing.T) {
 
 func TestObjectPutClientGone(t *testing.T) {
 	e := newObjectEnv(t)
+	putAndHangUp(t, e, "", e.base)
+}
+
+// putAndHangUp starts a PUT of "gone" (with query) through e, hangs up once a
+// temporary file shows under writer (the data root of the node that writes
+// it), and waits until neither e's data root nor writer's holds any file.
+func putAndHangUp(t *testing.T, e *env, query, writer string) {
+	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(conn, "PUT %sdefault/gone HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n%s", wire.PathObjects, strings.Repeat("x", 5000))
-	// The PUT is under way once its temporary file is there.
+	u, err := url.Parse(e.objectURL("gone") + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n%s", u.RequestURI(), strings.Repeat("x", 5000))
+	left := func() []string { return append(files(t, e.base), files(t, writer)...) }
 	deadline := time.Now().Add(5 * time.Second)
-	for len(files(t, e.base)) == 0 {
+	for len(files(t, writer)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the PUT never started writing")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	conn.Close()
-	for len(files(t, e.base)) > 0 {
+	for len(left()) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("a PUT whose client went away left %v", files(t, e.base))
+			t.Fatalf("a PUT whose client went away left %v", left())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
