@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -45,6 +48,12 @@ func main() {
 		fmt.Println(version.String("node-agent"))
 		return
 	}
+	if err == nil && srv.prepare {
+		err = prepareDataRoot(opts.DataRoot, srv.uid, srv.gid)
+		if err == nil {
+			return
+		}
+	}
 	if err == nil {
 		err = run(srv, opts)
 	}
@@ -59,6 +68,9 @@ func main() {
 type serving struct {
 	listen, audience, pprof string
 	version                 bool
+	// prepare asks to give the data root to uid:gid and exit (prepare.go).
+	prepare  bool
+	uid, gid int
 }
 
 // parseFlags reads the agent's flags from args and its environment through
@@ -76,6 +88,15 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	fs.StringVar(&opts.AdvertiseURL, "advertise-url", advertiseURL(getenv("POD_IP"), defaultPort),
 		"base URL transformers reach the agent at, for hpull (default http://$POD_IP:8080)")
 	fs.Int64Var(&opts.MaxObjectSize, "max-object-size", opts.MaxObjectSize, "largest object in bytes; negative is no limit")
+	fs.Int64Var(&opts.MinFreeBytes, "min-free-bytes", opts.MinFreeBytes, "free space of the data root an object PUT never takes; one that would is refused with 507")
+	fs.Int64Var(&opts.NamespaceQuota, "namespace-quota", 0,
+		"bytes each namespace may store on this node through the object API; 0 is no limit. A Namespace's annotation "+agent.QuotaAnnotation+" overrides it")
+	fs.StringVar(&opts.PeerTokenFile, "peer-token-file", opts.PeerTokenFile, "the agent's own data path token, sent to the agents it forwards object requests to")
+	fs.StringVar(&opts.PeerServiceAccount, "peer-service-account", opts.PeerServiceAccount, "the user whose token a forwarded object request must carry: the agents' ServiceAccount")
+	fs.BoolVar(&srv.prepare, "prepare-data-root", false,
+		"give the data root to --data-root-uid:--data-root-gid with mode 0750 and exit (the DaemonSet's init container, as root)")
+	fs.IntVar(&srv.uid, "data-root-uid", 65532, "with --prepare-data-root: the agent's user")
+	fs.IntVar(&srv.gid, "data-root-gid", 65532, "with --prepare-data-root: the agent's group")
 	fs.IntVar(&opts.WSConns, "ws-conns", opts.WSConns, "WebSocket connections kept per ws transformer")
 	fs.IntVar(&opts.MaxOfflineRuns, "max-offline-runs", opts.MaxOfflineRuns, "runs (TransformRun shares) at once on the node; more are refused with 429")
 	fs.IntVar(&opts.MaxOfflineWorkers, "max-offline-workers", opts.MaxOfflineWorkers, "run workers at once on the node, across runs; a run past it is refused with 429")
@@ -173,15 +194,24 @@ func run(s serving, opts agent.Options) error {
 		// Only what the agent reads of each Transform is kept (agent.TrimTransform).
 		ByObject: map[client.Object]cache.ByObject{
 			&etlv1alpha1.Transform{}: {Transform: agent.TrimTransform(opts.Node)},
+			// The agents' own endpoints only: the peers of the object API.
+			&discoveryv1.EndpointSlice{}: {
+				Namespaces: map[string]cache.Config{wire.AgentNamespace: {}},
+				Label:      labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: agent.AgentService}),
+			},
 		},
 	})
 	if err != nil {
 		return fmt.Errorf("transform cache: %w", err)
 	}
-	// Starts the Transform informer up front, so the first object does not
-	// wait for a list.
-	if _, err := transforms.GetInformer(ctx, &etlv1alpha1.Transform{}); err != nil {
-		return fmt.Errorf("transform informer: %w", err)
+	// Starts the informers up front, so the first object does not wait for a
+	// list. Namespaces are watched as metadata only, for their quota.
+	namespaces := &metav1.PartialObjectMetadata{}
+	namespaces.SetGroupVersionKind(agent.NamespaceGVK)
+	for _, obj := range []client.Object{&etlv1alpha1.Transform{}, &discoveryv1.EndpointSlice{}, namespaces} {
+		if _, err := transforms.GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("informer of %T: %w", obj, err)
+		}
 	}
 	go func() {
 		// Start blocks until ctx ends. Should it fail instead, the agent cannot
@@ -196,6 +226,8 @@ func run(s serving, opts agent.Options) error {
 		return errors.New("transform cache did not sync")
 	}
 	opts.Resolver = agent.CacheResolver{Reader: transforms, Node: opts.Node}
+	opts.Peers = agent.EndpointSlicePeers{Reader: transforms}
+	opts.NamespaceQuotaOf = agent.NamespaceQuotas(ctx, transforms)
 	a, err := agent.New(opts)
 	if err != nil {
 		return err

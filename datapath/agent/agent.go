@@ -64,7 +64,22 @@ type Options struct {
 	// ?src= off.
 	Src      egress.Policy
 	Resolver Resolver
-	Log      *slog.Logger
+	// MinFreeBytes is the free space of the data root an object API PUT
+	// never takes (507 past it).
+	MinFreeBytes int64
+	// NamespaceQuota bounds each namespace's bytes on the node; 0 is no
+	// bound. NamespaceQuotaOf, when set, overrides it per namespace (the
+	// Namespace's QuotaAnnotation).
+	NamespaceQuota   int64
+	NamespaceQuotaOf func(ns string) (int64, bool)
+	// Peers are the ready agents the object API spreads objects over; nil
+	// keeps every object on this node.
+	Peers Peers
+	// PeerTokenFile is the agent's own data path token, sent to peers;
+	// PeerServiceAccount is the user whose tokens forwarded requests must
+	// carry.
+	PeerTokenFile, PeerServiceAccount string
+	Log                               *slog.Logger
 }
 
 // DefaultOptions returns the options of a standard agent; Node, DataRoot,
@@ -75,6 +90,8 @@ func DefaultOptions() Options {
 		MaxObjectSize:       5 << 30, WSConns: 4,
 		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256,
 		StreamIdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, PingInterval: 30 * time.Second,
+		MinFreeBytes:  1 << 30,
+		PeerTokenFile: wire.TokenFile, PeerServiceAccount: "system:serviceaccount:" + wire.AgentNamespace + ":node-agent",
 		Log: slog.Default(),
 	}
 }
@@ -97,6 +114,13 @@ type Agent struct {
 	runs              *noderun.Runs
 	limits            nodeLimits
 	promHandler       http.Handler
+	// objects is the object API's store; peers carries its requests to
+	// other nodes' agents, as this agent (peerToken), and located remembers
+	// where objects were found.
+	objects   *objectStore
+	peers     *http.Client
+	peerToken tokenFile
+	located   locations
 }
 
 var _ http.Handler = (*Agent)(nil)
@@ -143,6 +167,23 @@ func New(opts Options) (*Agent, error) {
 		stats:   recorder{node: opts.Node},
 		limits:  nodeLimits{maxStreams: opts.MaxStreams},
 	}
+	a.objects = &objectStore{root: root, node: opts.Node, bounds: storeBounds{
+		node: opts.Node, maxSize: opts.MaxObjectSize, minFree: opts.MinFreeBytes,
+		quota: opts.NamespaceQuota, quotaOf: opts.NamespaceQuotaOf, freeBytes: statfsFree(root.Name()),
+	}}
+	a.objects.bounds.usage.root = a.objects.namespace
+	// Before the first PUT, whose temporary file the sweep could take for a
+	// crashed one. One left behind is hidden from every request, so a sweep
+	// that fails costs space, not correctness: the agent starts anyway.
+	if err := a.objects.sweepTemps(); err != nil {
+		a.log.Warn("the temporary files of interrupted object PUTs were not all removed", "dataRoot", opts.DataRoot, "error", err)
+	}
+	a.peers = &http.Client{
+		Transport:     &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, DisableCompression: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	a.peerToken.path = opts.PeerTokenFile
+	a.located.max = maxLocations
 	a.panics = &panics.Reporter{Log: a.log, Count: a.metrics.panics}
 	a.runs = noderun.New(noderun.Config{
 		Node: opts.Node, Root: root, Transformers: runTransformers{a},
@@ -152,6 +193,10 @@ func New(opts Options) (*Agent, error) {
 	a.promHandler = promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{})
 	return a, nil
 }
+
+// maxLocations bounds the objects whose node an agent remembers: about 100
+// bytes each.
+const maxLocations = 1 << 16
 
 // srcHeaderTimeout bounds the wait for a ?src= source's answer; the object's
 // timeout bounds the whole fetch.
@@ -208,6 +253,8 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveTransform(w, r)
 	case strings.HasPrefix(path, PathStream):
 		a.serveStream(w, r)
+	case strings.HasPrefix(path, wire.PathObjects):
+		a.serveObjects(w, r)
 	case strings.HasPrefix(path, wire.NodeRunsPath):
 		a.serveNodeRuns(w, r)
 	case strings.HasPrefix(path, PathInflight):
@@ -236,5 +283,6 @@ func (a *Agent) Close() {
 	a.ws.close()
 	a.transformers.CloseIdleConnections()
 	a.src.CloseIdleConnections()
+	a.peers.CloseIdleConnections()
 	a.root.Close()
 }

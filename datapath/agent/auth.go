@@ -18,6 +18,9 @@ import (
 // TokenReview and SubjectAccessReview.
 type Authorizer interface {
 	Check(ctx context.Context, r *http.Request, reqs ...access.Request) (access.Caller, error)
+	// Authenticate says whose token is, without asking RBAC anything: the
+	// agent checks that a forwarded request comes from a peer agent.
+	Authenticate(ctx context.Context, token string) (access.Caller, error)
 }
 
 // useTransforms asks to run every stage of p.
@@ -46,12 +49,18 @@ func (a *Agent) authorized(w http.ResponseWriter, r *http.Request, p transformPa
 	if err == nil {
 		return true
 	}
+	a.fail(w, p, accessError(w, err))
+	return false
+}
+
+// accessError is the answer to a refusal of the Authorizer: 401 (asking for
+// a bearer token), 403, or 503.
+func accessError(w http.ResponseWriter, err error) error {
 	code := access.Status(err)
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mlkube-datapath"`)
 	}
-	a.fail(w, p, status.With(code, err))
-	return false
+	return status.With(code, err)
 }
 
 // serveNonResource answers a read-only endpoint that RBAC grants as a

@@ -31,6 +31,14 @@
 // moving each object through the agent's transformers (runpipeline.go) and
 // writing its result durably, resumable from a journal.
 //
+// The object API (wire.PathObjects: PUT, GET, HEAD, DELETE and list of a
+// namespace's objects, objects.go) stores objects on the node placement picks
+// (package placement) among the ready agents (Options.Peers) and answers from
+// any agent by forwarding to the node that holds an object (forward.go); a
+// forwarded request carries the forwarding agent's own token and is answered
+// from the receiving node only. Writes are durable (package durable) and
+// bounded (objbounds.go).
+//
 // Node-wide caps (Options.MaxOfflineRuns, MaxOfflineWorkers, MaxStreams)
 // answer 429 past them: a few callers must not take the whole node. Client
 // streams are closed when idle (StreamIdleTimeout) and pinged; a stream or

@@ -123,12 +123,12 @@ func TestRequestErrors(t *testing.T) {
 		"too large file":           {request{"GET", tr("io", "big"), nil}, 413},
 		"too large file hpull":     {request{"PUT", tr("hpull", "obj"), io.MultiReader(bytes.NewReader(large))}, 413},
 		"method":                   {request{"POST", tr("hpush", "obj"), nil}, 405},
-		// Raw objects are served only to transformers, as in-flight capabilities.
-		"raw object":          {request{"GET", "/v1/objects/obj", nil}, 404},
-		"namespace dot-dot":   {request{"GET", PathTransform + "../hpush/obj", nil}, 400},
-		"namespace dot":       {request{"GET", PathTransform + "./hpush/obj", nil}, 400},
-		"namespace escaped":   {request{"GET", PathTransform + "%2E%2E/hpush/obj", nil}, 400},
-		"namespace uppercase": {request{"GET", PathTransform + "Default/hpush/obj", nil}, 400},
+		// The object API names a namespace first.
+		"object without namespace": {request{"GET", "/v1/objects/obj", nil}, 400},
+		"namespace dot-dot":        {request{"GET", PathTransform + "../hpush/obj", nil}, 400},
+		"namespace dot":            {request{"GET", PathTransform + "./hpush/obj", nil}, 400},
+		"namespace escaped":        {request{"GET", PathTransform + "%2E%2E/hpush/obj", nil}, 400},
+		"namespace uppercase":      {request{"GET", PathTransform + "Default/hpush/obj", nil}, 400},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

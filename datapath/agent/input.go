@@ -30,12 +30,14 @@ type input struct {
 	wsConns *[]*wsConn
 }
 
-// limitedBody fails reads once more than limit bytes came through and
-// remembers it, so that an error surfacing anywhere downstream (a transport
-// that sent the body, a ws connection) is still answered 413.
+// limitedBody fails reads with err once more than limit bytes came through
+// and, when exceeded is set, remembers it there, so that an error surfacing
+// anywhere downstream (a transport that sent the body, a ws connection) is
+// still answered with err's status.
 type limitedBody struct {
 	r        io.Reader
 	left     int64
+	err      error
 	exceeded *atomic.Bool
 }
 
@@ -49,8 +51,10 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.left -= int64(n)
 	if l.left < 0 {
-		l.exceeded.Store(true)
-		return 0, errTooLarge
+		if l.exceeded != nil {
+			l.exceeded.Store(true)
+		}
+		return 0, l.err
 	}
 	return n, err
 }
@@ -60,7 +64,7 @@ func limit(r io.Reader, limit int64, exceeded *atomic.Bool) io.Reader {
 	if limit < 0 {
 		return r
 	}
-	return &limitedBody{r: r, left: limit, exceeded: exceeded}
+	return &limitedBody{r: r, left: limit, err: errTooLarge, exceeded: exceeded}
 }
 
 // checkSrc refuses a ?src= that is not an absolute http(s) URL (400), then

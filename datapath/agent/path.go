@@ -59,10 +59,8 @@ func parseTransformPath(escapedPath string) (transformPath, error) {
 func parsePipeline(escapedPath, ns, name string) (transformPath, error) {
 	var p transformPath
 	var err error
-	// A namespace names its directory of the data root too: only a valid
-	// name (no "..", no "/") may.
-	if p.namespace, err = url.PathUnescape(ns); err != nil || len(validation.IsDNS1123Label(p.namespace)) > 0 {
-		return transformPath{}, fmt.Errorf("path %q: bad namespace %q: want a namespace name (RFC 1123 label)", escapedPath, ns)
+	if p.namespace, err = parseNamespace(escapedPath, ns); err != nil {
+		return transformPath{}, err
 	}
 	if name, err = url.PathUnescape(name); err != nil || name == "" || strings.Contains(name, "/") {
 		return transformPath{}, fmt.Errorf("path %q: bad transform name", escapedPath)
@@ -77,6 +75,17 @@ func parsePipeline(escapedPath, ns, name string) (transformPath, error) {
 		}
 	}
 	return p, nil
+}
+
+// parseNamespace unescapes the {namespace} segment ns of escapedPath. A
+// namespace names its directory of the data root too: only a valid name (no
+// "..", no "/") may.
+func parseNamespace(escapedPath, ns string) (string, error) {
+	namespace, err := url.PathUnescape(ns)
+	if err != nil || len(validation.IsDNS1123Label(namespace)) > 0 {
+		return "", fmt.Errorf("path %q: bad namespace %q: want a namespace name (RFC 1123 label)", escapedPath, ns)
+	}
+	return namespace, nil
 }
 
 // parseObject unescapes an object name and checks it is a path that stays

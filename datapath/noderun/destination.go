@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mlkube/mlkube/datapath/internal/durable"
 	"github.com/mlkube/mlkube/datapath/internal/status"
 )
 
@@ -87,7 +88,7 @@ func checkOverlap(root *os.Root, src, dst string) error {
 	defer s.Close()
 	top, err := root.Open(".")
 	if err != nil {
-		return storageError(src, err)
+		return durable.StorageError(src, err)
 	}
 	defer top.Close()
 	d, complete, err := openExisting(root, dst)
@@ -101,7 +102,7 @@ func checkOverlap(root *os.Root, src, dst string) error {
 	ids := make([]fileID, 3)
 	for i, f := range []*os.File{s, d, top} {
 		if ids[i], err = idOf(f); err != nil {
-			return storageError(dst, err)
+			return durable.StorageError(dst, err)
 		}
 	}
 	srcID, dstID, topID := ids[0], ids[1], ids[2]
@@ -111,7 +112,7 @@ func checkOverlap(root *os.Root, src, dst string) error {
 	}
 	switch {
 	case err != nil:
-		return storageError(dst, err)
+		return durable.StorageError(dst, err)
 	case overlap:
 		return status.BadRequest(fmt.Errorf("destination.prefix %q overlaps source.prefix %q once symlinks are resolved: results would be read as input or input overwritten; choose a destination outside the source", dst, src))
 	}
@@ -132,11 +133,11 @@ func lockDestination(root *os.Root, dst, uid string) (*os.File, error) {
 		if fi, serr := root.Stat(dst); serr == nil && !fi.IsDir() {
 			return nil, notADir(dst)
 		}
-		return nil, storageError(dst, err)
+		return nil, durable.StorageError(dst, err)
 	}
 	f, err := root.OpenFile(path.Join(dst, lockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, storageError(dst, err)
+		return nil, durable.StorageError(dst, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder := make([]byte, 64)
@@ -147,7 +148,7 @@ func lockDestination(root *os.Root, dst, uid string) (*os.File, error) {
 				"destination %q is being written by run %s on this node: two runs must not write one destination; wait for it to end or choose another",
 				dst, strings.TrimSpace(string(holder[:n]))))
 		}
-		return nil, storageError(dst, err)
+		return nil, durable.StorageError(dst, err)
 	}
 	// Who holds it, for the refusal above; the lock stands either way.
 	if err := f.Truncate(0); err == nil {

@@ -10,6 +10,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/durable"
 )
 
 // errorLog streams every failed object of a run's attempt to a hidden file
@@ -62,7 +63,7 @@ func (l *errorLog) finish() (bool, error) {
 	err = errors.Join(err, l.f.Close())
 	if err == nil && l.n > 0 {
 		if err = l.root.Rename(l.tmp, l.dst); err == nil {
-			err = syncDir(l.root, path.Dir(l.dst))
+			err = durable.SyncDir(l.root, path.Dir(l.dst))
 		}
 	}
 	if err == nil && l.n == 0 {

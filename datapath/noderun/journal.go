@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/mlkube/mlkube/datapath/internal/durable"
 	"io/fs"
 	"os"
 	"path"
@@ -81,7 +82,7 @@ func openJournal(root *os.Root, dir string) (*journal, bool, error) {
 	if !existed {
 		// The journal's own directory entry must outlive a crash, or its
 		// records would go with it.
-		err = errors.Join(syncDir(root, dir), syncDir(root, path.Dir(dir)))
+		err = errors.Join(durable.SyncDir(root, dir), durable.SyncDir(root, path.Dir(dir)))
 	}
 	return j, existed, err
 }
@@ -183,7 +184,7 @@ func (j *journal) flushLocked() error {
 		return nil
 	}
 	for dir := range j.dirs {
-		if err := syncDir(j.root, dir); err != nil {
+		if err := durable.SyncDir(j.root, dir); err != nil {
 			return fmt.Errorf("journal: syncing %s: %w", dir, err)
 		}
 	}

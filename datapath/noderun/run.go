@@ -18,6 +18,7 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/durable"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/datapath/internal/recent"
 	"github.com/mlkube/mlkube/datapath/internal/status"
@@ -144,16 +145,16 @@ func (r *Run) openFiles() error {
 	dir := wire.JournalDir(dst, uid)
 	j, resumed, err := openJournal(r.root, dir)
 	if err != nil {
-		return storageError(dir, err)
+		return durable.StorageError(dir, err)
 	}
 	r.journal = j
 	if resumed {
-		if err := sweepTemps(r.root, dst, uid); err != nil {
-			return storageError(dst, fmt.Errorf("sweeping the temporary files of an earlier attempt: %w", err))
+		if err := durable.SweepTemps(r.root, dst, uid); err != nil {
+			return durable.StorageError(dst, fmt.Errorf("sweeping the temporary files of an earlier attempt: %w", err))
 		}
 	}
 	if r.errs, err = openErrorLog(r.root, dir, dst, uid); err != nil {
-		return storageError(dir, err)
+		return durable.StorageError(dir, err)
 	}
 	return nil
 }
@@ -300,12 +301,12 @@ func (r *Run) transform(it item, buf []byte) error {
 
 // write puts result in place as it.result, durably, and journals it.
 func (r *Run) write(it item, result io.Reader, buf []byte) error {
-	tmp := tempName(it.result, r.plan.spec.UID)
-	if err := create(r.root, it.result, tmp, result, buf, func() error { return r.journal.intend(it.object) }); err != nil {
+	tmp := durable.TempName(it.result, r.plan.spec.UID)
+	if err := durable.Create(r.root, it.result, tmp, result, buf, durable.Hooks{BeforeRename: func() error { return r.journal.intend(it.object) }}); err != nil {
 		return err
 	}
 	if err := r.journal.complete(it.object, path.Dir(it.result)); err != nil {
-		return storageError(it.result, err)
+		return durable.StorageError(it.result, err)
 	}
 	return nil
 }

@@ -1,0 +1,237 @@
+package agent
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/durable"
+	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/bufpool"
+)
+
+// objectStore is the object API's side of the node's data root: each
+// namespace's objects are files under <data root>/<namespace>, written
+// durably (package durable) within the store's bounds.
+type objectStore struct {
+	root   *os.Root
+	node   string
+	bounds storeBounds
+}
+
+// putTag is what the object API's temporary names carry, then random hex:
+// durable.IsTempOf(base, putTag) tells them from a run's (tagged with its UID).
+const putTag = "put-"
+
+// sweepTemps removes the temporary files of PUTs a crash interrupted.
+func (s *objectStore) sweepTemps() error {
+	return durable.SweepTemps(s.root, ".", putTag)
+}
+
+func (s *objectStore) namespace(ns string) *dataroot.Namespace { return dataroot.Of(s.root, ns, "") }
+
+// put stores body as object of ns. want is the SHA-256 the client sent, or
+// "". It returns the stored object's description.
+func (s *objectStore) put(ns, object string, body io.Reader, size int64, want string) (wire.ObjectInfo, error) {
+	// Readable by all, as the objects are (package durable): fqn transformer
+	// pods, which may run as any user, read the namespace's directory through
+	// a mount of it alone, and the data root itself (0750) keeps everyone
+	// else out.
+	if err := s.root.Mkdir(ns, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return wire.ObjectInfo{}, durable.StorageError(object, err)
+	}
+	nsRoot, err := s.namespace(ns).Enter()
+	if err != nil {
+		return wire.ObjectInfo{}, err
+	}
+	defer nsRoot.Close()
+	limit, err := s.bounds.admit(ns, size)
+	if err != nil {
+		return wire.ObjectInfo{}, err
+	}
+	var old int64
+	if fi, err := nsRoot.Lstat(object); err == nil && fi.Mode().IsRegular() {
+		old = fi.Size()
+	}
+	sum := sha256.New()
+	r := &limitedBody{r: io.TeeReader(body, sum), left: limit.n, err: limit.err}
+	info := wire.ObjectInfo{Name: object, Node: s.node}
+	buf := bufpool.Objects.Get()
+	defer bufpool.Objects.Put(buf)
+	err = durable.Create(nsRoot, object, durable.TempName(object, putTag+randomHex()), r, *buf, durable.Hooks{
+		Written: func(f *os.File) error { return seal(f, sum, want, &info) },
+	})
+	if err != nil {
+		return wire.ObjectInfo{}, err
+	}
+	if err := durable.SyncDir(nsRoot, path.Dir(object)); err != nil {
+		return wire.ObjectInfo{}, durable.StorageError(object, err)
+	}
+	s.bounds.usage.add(ns, info.Size-old)
+	return info, nil
+}
+
+// seal checks what was written against the checksum the client sent and
+// records it beside the file (see checksumAttr).
+func seal(f *os.File, sum hash.Hash, want string, info *wire.ObjectInfo) error {
+	got := hex.EncodeToString(sum.Sum(nil))
+	if want != "" && got != want {
+		return status.BadRequest(fmt.Errorf("the body's SHA-256 is %s, not the %s of %s: nothing was written", got, want, wire.HeaderChecksum))
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	info.Size, info.Modified, info.Checksum = fi.Size(), fi.ModTime(), got
+	writeChecksum(f, fi, got)
+	return nil
+}
+
+// randomHex makes each writer's temporary name its own: concurrent PUTs of
+// one name never share a file.
+func randomHex() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// parseChecksum validates a client's wire.HeaderChecksum.
+func parseChecksum(h string) (string, error) {
+	if h == "" {
+		return "", nil
+	}
+	h = strings.ToLower(h)
+	if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size {
+		return "", status.BadRequest(fmt.Errorf("%s %q: want a SHA-256 as 64 hex digits", wire.HeaderChecksum, h))
+	}
+	return h, nil
+}
+
+// open opens object of ns for reading, with its description.
+func (s *objectStore) open(ns, object string) (*os.File, wire.ObjectInfo, error) {
+	f, _, err := s.namespace(ns).Open(object)
+	if err != nil {
+		return nil, wire.ObjectInfo{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, wire.ObjectInfo{}, status.With(http.StatusInternalServerError, err)
+	}
+	return f, wire.ObjectInfo{Name: object, Size: fi.Size(), Modified: fi.ModTime(), Checksum: readChecksum(f, fi), Node: s.node}, nil
+}
+
+// remove deletes object of ns, or with recursive every object whose name
+// starts with it, and returns how many it removed: 404 when none. A reader
+// that holds a removed object open reads it to its end.
+func (s *objectStore) remove(ns, object string, recursive bool) (int, error) {
+	nsRoot, err := s.namespace(ns).Enter()
+	if err != nil {
+		return 0, status.NotFound(fmt.Errorf("object %q not found", object))
+	}
+	defer nsRoot.Close()
+	names := []string{object}
+	if recursive {
+		if names, err = s.names(ns, object); err != nil {
+			return 0, err
+		}
+	}
+	removed := 0
+	for _, name := range names {
+		fi, err := nsRoot.Lstat(name)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := nsRoot.Remove(name); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return removed, status.With(http.StatusInternalServerError, fmt.Errorf("removing %q: %w", name, err))
+		}
+		removed++
+		s.bounds.usage.add(ns, -fi.Size())
+		// Best effort: the object is gone for every reader already; the sync
+		// only makes that survive a crash sooner.
+		_ = durable.SyncDir(nsRoot, path.Dir(name))
+	}
+	if removed == 0 {
+		return 0, status.NotFound(fmt.Errorf("no object %q on node %s", object, s.node))
+	}
+	return removed, nil
+}
+
+// names returns the names of the objects of ns that start with prefix.
+func (s *objectStore) names(ns, prefix string) ([]string, error) {
+	var names []string
+	err := s.walk(ns, prefix, func(name string, _ fs.DirEntry) error {
+		names = append(names, name)
+		return nil
+	})
+	return names, err
+}
+
+// walk visits the objects of ns whose names start with prefix, walking only
+// the directory the prefix names. A namespace or directory that does not
+// exist holds none.
+func (s *objectStore) walk(ns, prefix string, visit func(string, fs.DirEntry) error) error {
+	dir := "."
+	if i := strings.LastIndexByte(prefix, '/'); i > 0 {
+		dir = prefix[:i]
+	}
+	if prefix != "" && wire.CheckObject(dir) != nil {
+		return nil //nolint:nilerr // no object can have a name under such a directory: none to visit
+	}
+	err := s.namespace(ns).Walk(dir, func(name string, e fs.DirEntry) error {
+		if !strings.HasPrefix(name, prefix) {
+			return nil
+		}
+		return visit(name, e)
+	})
+	if status.Of(err) == http.StatusNotFound {
+		return nil
+	}
+	return err
+}
+
+// list returns a page of the objects of ns on this node.
+func (s *objectStore) list(ns string, q listQuery) (wire.ObjectList, error) {
+	b := pageBuilder{q: q}
+	err := s.walk(ns, q.prefix, func(name string, e fs.DirEntry) error {
+		key, grouped := q.key(name)
+		if key <= q.after {
+			return nil
+		}
+		if grouped {
+			b.add(listEntry{key: key, prefix: true})
+			return nil
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return nil //nolint:nilerr // removed since the walk saw it: not listed
+		}
+		b.add(listEntry{key: key, info: wire.ObjectInfo{Name: name, Size: fi.Size(), Modified: fi.ModTime(), Node: s.node}})
+		return nil
+	})
+	if err != nil {
+		return wire.ObjectList{}, err
+	}
+	l := b.page()
+	for i := range l.Items {
+		if f, info, err := s.open(ns, l.Items[i].Name); err == nil {
+			l.Items[i].Checksum = info.Checksum
+			f.Close()
+		}
+	}
+	return l, nil
+}
