@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 
 	authnv1 "k8s.io/api/authentication/v1"
@@ -31,7 +30,7 @@ func dataPathToken(t *testing.T, ns, sa string) string {
 }
 
 // callAgent sends method path (with body, and token as a bearer token unless empty) to the agent
-// at base (forwardToAgent) and returns the status and the trimmed body.
+// at base (forwardToAgent) and returns the status and the body.
 func callAgent(t *testing.T, base, method, path, token string, body []byte) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
@@ -50,7 +49,7 @@ func callAgent(t *testing.T, base, method, path, token string, body []byte) (int
 	if err != nil {
 		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
 	}
-	return resp.StatusCode, strings.TrimSpace(string(b))
+	return resp.StatusCode, string(b)
 }
 
 // objectPath is the object API's path of object of namespace ns.
