@@ -29,7 +29,7 @@ func TestEtlCopyResumesAfterBeingKilled(t *testing.T) {
 	fast.Eventually(t, "kubectl etl cp to have stored some but not all of the tree", func(context.Context) (bool, error) {
 		select {
 		case err := <-exited:
-			return false, kubetest.Stop(fmt.Errorf("kubectl etl cp ended (%v) before it could be killed:\n%s", err, out))
+			return false, kubetest.Stop(fmt.Errorf("kubectl etl cp ended before it could be killed (%w):\n%s", err, out))
 		default:
 		}
 		list, err := listObjects(t, base, ns, "tree/", token)
