@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
-	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,32 +62,15 @@ func TestDataPathFromOutsideTheCluster(t *testing.T) {
 	node, ns, clientPod, tr := md5OnANode(t, v1alpha1.CommWS)
 	writeObject(t, ns, clientPod, "far.txt", []byte("read from afar"))
 	base := forwardToAgent(t, node)
-	tok, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), "default",
-		&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{Audiences: []string{wire.Audience}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := dataPathToken(t, ns, "default")
 	call := func(method, path, token string, body []byte) (int, string) {
-		req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, strings.TrimSpace(string(b))
+		return callAgent(t, base, method, path, token, body)
 	}
 	object := wire.ObjectPath("far.txt")
-	if code, body := call("GET", "/v1/transform/"+ns+"/"+tr.Name+object, tok.Status.Token, nil); code != 200 || body != md5hex([]byte("read from afar")) {
+	if code, body := call("GET", "/v1/transform/"+ns+"/"+tr.Name+object, token, nil); code != 200 || body != md5hex([]byte("read from afar")) {
 		t.Errorf("GET with the namespace's token: %d %q", code, body)
 	}
-	if code, body := call("PUT", "/v1/transform/"+ns+"/"+tr.Name+"/body", tok.Status.Token, []byte("a body")); code != 200 || body != md5hex([]byte("a body")) {
+	if code, body := call("PUT", "/v1/transform/"+ns+"/"+tr.Name+"/body", token, []byte("a body")); code != 200 || body != md5hex([]byte("a body")) {
 		t.Errorf("PUT with the namespace's token: %d %q", code, body)
 	}
 	// The test's own API server credentials (if a token) are not a data path token.

@@ -101,7 +101,13 @@ func bindDataPath(t *testing.T, ns, user string) {
 // bareNamespace is namespace without any binding.
 func bareNamespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	return labelledNamespace(t, nil)
+}
+
+// labelledNamespace is bareNamespace with labels.
+func labelledNamespace(t *testing.T, labels map[string]string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-", Labels: labels}}
 	k8s.CreateTemporary(t, ns)
 	// Registered after the delete, so it runs before it.
 	t.Cleanup(func() {

@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/repo"
-	"k8s.io/utils/ptr"
 )
 
 // The walkthrough of docs/walkthrough.md (and the README's five minutes), typed as a user types
@@ -80,6 +82,78 @@ func suiteKubectl(t *testing.T, root string) string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return filepath.Join(lines[len(lines)-1], "kubectl")
+}
+
+// as is the shell of another user of the same cluster: the same kubectl and plugins, a working
+// directory of its own, and a kubeconfig whose user entry impersonates user in the group
+// system:authenticated (`as`, `as-groups`) on the suite's admin credentials, so that the API
+// server decides every request with user's rights, not the admin's.
+func (s *shell) as(user string) *shell {
+	s.t.Helper()
+	kc, err := clientcmd.LoadFromFile(os.Getenv("MLKUBE_E2E_KUBECONFIG"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	// The copy lives elsewhere: its certificate paths must not be relative to the original.
+	if err := clientcmd.ResolveLocalPaths(kc); err != nil {
+		s.t.Fatal(err)
+	}
+	current, ok := kc.Contexts[kc.CurrentContext]
+	if !ok || kc.AuthInfos[current.AuthInfo] == nil {
+		s.t.Fatalf("the suite's kubeconfig has no user for its current context %q", kc.CurrentContext)
+	}
+	auth := kc.AuthInfos[current.AuthInfo].DeepCopy()
+	auth.Impersonate, auth.ImpersonateGroups = user, []string{"system:authenticated"}
+	kc.AuthInfos[current.AuthInfo] = auth
+	path := filepath.Join(s.t.TempDir(), user+".kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		s.t.Fatal(err)
+	}
+	u := &shell{t: s.t, kubectl: s.kubectl, dir: s.t.TempDir()}
+	for _, kv := range s.env {
+		if !strings.HasPrefix(kv, "KUBECONFIG=") && !strings.HasPrefix(kv, "KUBECACHEDIR=") {
+			u.env = append(u.env, kv)
+		}
+	}
+	u.env = append(u.env, "KUBECONFIG="+path, "KUBECACHEDIR="+s.t.TempDir())
+	return u
+}
+
+// start runs kubectl args in the background, as a command in another terminal, and returns the
+// running command and its output so far (read it only once the command has ended). kubectl
+// executes a plugin in its own process, so the command's process is the plugin's.
+func (s *shell) start(args ...string) (*exec.Cmd, *bytes.Buffer) {
+	s.t.Helper()
+	cmd := exec.Command(s.kubectl, args...)
+	cmd.Dir, cmd.Env = s.dir, s.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("starting kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	s.t.Cleanup(func() {
+		_ = cmd.Process.Kill() // it may have ended, or been killed, already
+		_ = cmd.Wait()
+	})
+	return cmd, &out
+}
+
+// refused runs kubectl args, which must fail with every one of wants (case-insensitive) on
+// stderr, and nothing of notOnStdout on stdout.
+func (s *shell) refused(args []string, notOnStdout string, wants ...string) {
+	s.t.Helper()
+	code, stdout, stderr := s.exec(args...)
+	var missing []string
+	for _, w := range wants {
+		if !strings.Contains(strings.ToLower(stderr), strings.ToLower(w)) {
+			missing = append(missing, fmt.Sprintf("%q", w))
+		}
+	}
+	leaked := notOnStdout != "" && strings.Contains(stdout, notOnStdout)
+	if code == 0 || len(missing) > 0 || leaked {
+		s.t.Errorf("$ kubectl %s\nexit code %d (want a failure); stderr lacks %v; stdout shows %q: %v\n--- stdout:\n%.2000s--- stderr:\n%s",
+			strings.Join(args, " "), code, missing, notOnStdout, leaked, stdout, stderr)
+	}
 }
 
 // file writes a file of the user's into the working directory.
