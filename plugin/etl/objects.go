@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/mlkube/mlkube/api/wire"
@@ -221,7 +222,10 @@ func (c *objectClient) Transform(ctx context.Context, base, pipeline, object, ar
 
 // refusal explains an answer of the object API other than a success.
 func (c *objectClient) refusal(method, object string, code int, msg string) error {
-	sa := c.namespace + ":" + c.serviceAccount
+	sa, answer := c.namespace+":"+c.serviceAccount, strconv.Itoa(code)
+	if msg != "" {
+		answer += ": " + msg
+	}
 	what := "object " + object
 	if object == "" {
 		what = "the objects"
@@ -229,14 +233,14 @@ func (c *objectClient) refusal(method, object string, code int, msg string) erro
 	switch code {
 	case http.StatusForbidden:
 		verb, role := objectVerb(method, object)
-		return fmt.Errorf("ServiceAccount %s may not %s objects in namespace %s (403: %s); bind it to %s: kubectl -n %s create rolebinding %s-datapath-%s --clusterrole=%s --serviceaccount=%s (docs/datapath-rbac.md), or pass --service-account",
-			sa, verb, c.namespace, msg, role, c.namespace, c.serviceAccount, verb, role, sa)
+		return fmt.Errorf("ServiceAccount %s may not %s objects in namespace %s (%s); bind it to %s: kubectl -n %s create rolebinding %s-datapath-%s --clusterrole=%s --serviceaccount=%s (docs/datapath-rbac.md), or pass --service-account",
+			sa, verb, c.namespace, answer, role, c.namespace, c.serviceAccount, verb, role, sa)
 	case http.StatusNotFound:
-		return fmt.Errorf("no %s in namespace %s (404: %s); see kubectl etl ls", what, c.namespace, msg)
+		return fmt.Errorf("no %s in namespace %s (%s); see kubectl etl ls", what, c.namespace, answer)
 	case http.StatusRequestEntityTooLarge:
-		return fmt.Errorf("%s is larger than the agent accepts (413: %s)", what, msg)
+		return fmt.Errorf("%s is larger than the agent accepts (%s)", what, answer)
 	case http.StatusInsufficientStorage:
-		return fmt.Errorf("no room for %s on its node (507: %s); free space with kubectl etl rm, or store it on another node", what, msg)
+		return fmt.Errorf("no room for %s on its node (%s); free space with kubectl etl rm, or store it on another node", what, answer)
 	}
 	return agentRefusal(sa, code, msg, fmt.Sprintf("%s %s", method, what))
 }

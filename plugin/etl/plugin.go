@@ -39,8 +39,8 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
-// dataPath makes what `object` needs to reach an agent from outside the cluster; tests replace
-// it with an httptest agent.
+// dataPath makes what `object`, `cp`, `ls`, `rm` and `cat` need to reach agents from outside the
+// cluster; tests replace it with an httptest agent.
 type dataPath func() (TokenIssuer, AgentForwarder, *http.Client, error)
 
 // clusterDataPath reaches agents through the API server of env's kubeconfig.
@@ -54,7 +54,7 @@ func clusterDataPath(env *cli.Env) dataPath {
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("reading the kubeconfig: %w", err)
 		}
-		return tokenRequester{cs}, portForwarder{cs: cs, cfg: cfg}, http.DefaultClient, nil
+		return tokenRequester{cs}, portForwarder{cs: cs, cfg: cfg}, dataPathClient(), nil
 	}
 }
 
@@ -69,6 +69,7 @@ func commands(env *cli.Env, dp dataPath) []*cobra.Command {
 		newLogsCommand(env), newMetricsCommand(env), newHealthCommand(env),
 		newStopCommand(env, true), newStopCommand(env, false), newRmCommand(env),
 		newObjectCommand(env, dp), newRunCommand(env),
+		newCpCommand(env, dp),
 	}
 }
 
