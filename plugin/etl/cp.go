@@ -247,13 +247,16 @@ func (o *cpOptions) download(ctx context.Context, c *objectClient) error {
 			}
 			plan = append(plan, transfer{object: it.Name, local: filepath.Join(o.dst, filepath.FromSlash(rel)), remote: it})
 		}
+		if len(plan) == 0 {
+			return fmt.Errorf("no objects under %q in namespace %s; see kubectl etl ls", src, c.namespace)
+		}
 	} else {
 		info, err := c.Head(ctx, src)
 		if err != nil {
 			return err
 		}
 		local := o.dst
-		if st, err := os.Stat(local); err == nil && st.IsDir() {
+		if st, err := os.Stat(local); strings.HasSuffix(local, string(filepath.Separator)) || err == nil && st.IsDir() {
 			local = filepath.Join(local, path.Base(src))
 		}
 		plan = []transfer{{object: src, local: local, remote: info}}

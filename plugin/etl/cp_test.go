@@ -120,6 +120,12 @@ func TestCpOneFileIntoADirectory(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "a.txt")); err != nil || string(b) != "a" {
 		t.Errorf("a.txt: %q, %v", b, err)
 	}
+	// A directory that does not exist yet, named as one.
+	newDir := filepath.Join(dir, "new") + string(filepath.Separator)
+	mustRun(t, url, "", "cp", "etl:raw/a.txt", newDir, "-q")
+	if b, err := os.ReadFile(filepath.Join(newDir, "a.txt")); err != nil || string(b) != "a" {
+		t.Errorf("new/a.txt: %q, %v", b, err)
+	}
 }
 
 func TestCpSkipExisting(t *testing.T) {
@@ -197,6 +203,7 @@ func TestCpUsage(t *testing.T) {
 		"cp a etl:x --parallel 257":           "error: --parallel must be between 1 and 256; see 'kubectl etl cp --help'\n",
 		"cp - etl:raw/":                       "error: stdin is one object: name it, as in etl:raw/NAME; see 'kubectl etl cp --help'\n",
 		"cp etl:raw/ -":                       "error: stdout takes one object: name it, as in etl:raw/NAME; see 'kubectl etl cp --help'\n",
+		"cp etl:none/ .":                      "error: no objects under \"none/\" in namespace default; see kubectl etl ls\n",
 		"cp etl:missing -":                    "error: no object missing in namespace default (404); see kubectl etl ls\n",
 		"cp - etl:x --service-account viewer": "error: x: ServiceAccount default:viewer may not create objects in namespace default (403: viewer may not PUT); bind it to mlkube-datapath-user: kubectl -n default create rolebinding viewer-datapath-create --clusterrole=mlkube-datapath-user --serviceaccount=default:viewer (docs/datapath-rbac.md), or pass --service-account; uploaded 0 of 1 objects; run the same cp with --skip-existing to copy the rest\n",
 	} {

@@ -172,7 +172,8 @@ func (c *objectClient) Delete(ctx context.Context, object string, recursive bool
 // with a delimiter, the names it groups come as prefixes, as a directory listing shows them. A
 // limit above zero stops after that many entries.
 func (c *objectClient) List(ctx context.Context, prefix, delimiter string, limit int) (wire.ObjectList, error) {
-	var all wire.ObjectList
+	// A list of nothing prints its items as [], as the agent sends them.
+	all := wire.ObjectList{Items: []wire.ObjectInfo{}}
 	q := url.Values{wire.QueryPrefix: {prefix}}
 	if delimiter != "" {
 		q.Set(wire.QueryDelimiter, delimiter)
@@ -213,7 +214,7 @@ func (c *objectClient) listPage(ctx context.Context, q url.Values) (wire.ObjectL
 func (c *objectClient) Transform(ctx context.Context, base, pipeline, object, args string, out io.Writer) error {
 	r := objectRequest{base: base, namespace: c.namespace, transform: pipeline, object: object, token: c.token,
 		serviceAccount: c.serviceAccount}
-	u := base + wire.PathTransform + c.namespace + "/" + pipeline + wire.ObjectPath(object)
+	u := base + wire.PathTransform + c.namespace + "/" + url.PathEscape(pipeline) + wire.ObjectPath(object)
 	if args != "" {
 		u += "?" + wire.Query{Args: args}.Encode()
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +69,7 @@ func (a *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), wire.PathTransform+"default/"); ok {
 		pipeline, obj, _ := strings.Cut(rest, "/")
+		pipeline, _ = url.PathUnescape(pipeline)
 		name, _ := wire.ParseObjectPath("/" + obj)
 		a.mu.Lock()
 		defer a.mu.Unlock()
