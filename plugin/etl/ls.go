@@ -2,13 +2,11 @@ package etl
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
@@ -96,20 +94,8 @@ func (o *lsOptions) Run(ctx context.Context) error {
 
 func (o *lsOptions) print(list wire.ObjectList, namespace string) error {
 	switch o.output {
-	case "json":
-		b, err := json.MarshalIndent(list, "", "    ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(o.env.Out, "%s\n", b)
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(list)
-		if err != nil {
-			return err
-		}
-		_, err = o.env.Out.Write(b)
-		return err
+	case "json", "yaml":
+		return cli.PrintData(o.env.Out, o.output, list)
 	case "name":
 		for _, n := range entryNames(list) {
 			fmt.Fprintln(o.env.Out, n)

@@ -91,15 +91,15 @@ func TestLs(t *testing.T) {
 		"json": {
 			args: "ls raw/sub/deep/ -o json", objects: tree,
 			wantOut: `{
-    "items": [
-        {
-            "name": "raw/sub/deep/d.txt",
-            "size": 29,
-            "modified": "2026-05-01T11:50:00Z",
-            "checksum": "` + checksumOf([]byte("content of raw/sub/deep/d.txt")) + `",
-            "node": "node-a"
-        }
-    ]
+  "items": [
+    {
+      "name": "raw/sub/deep/d.txt",
+      "size": 29,
+      "modified": "2026-05-01T11:50:00Z",
+      "checksum": "` + checksumOf([]byte("content of raw/sub/deep/d.txt")) + `",
+      "node": "node-a"
+    }
+  ]
 }
 `,
 		},
