@@ -183,8 +183,8 @@ func spoolStdin(in io.Reader) (string, error) {
 	return f.Name(), nil
 }
 
-// listDestination fills each transfer's remote with the object of its name, listing what shares
-// the plan's longest common prefix.
+// listDestination fills each transfer's remote with the object of its name, listing the
+// directory (up to a "/") that holds them all.
 func (o *cpOptions) listDestination(ctx context.Context, c *objectClient, plan []transfer) error {
 	if len(plan) == 0 {
 		return nil
@@ -195,6 +195,7 @@ func (o *cpOptions) listDestination(ctx context.Context, c *objectClient, plan [
 			prefix = prefix[:len(prefix)-1]
 		}
 	}
+	prefix = prefix[:strings.LastIndex(prefix, "/")+1]
 	list, err := c.List(ctx, prefix, "", 0)
 	if err != nil {
 		return err

@@ -29,15 +29,7 @@ func runObjectCases(t *testing.T, cases map[string]objectCase) {
 				agent.pageSize = tc.pageSize
 			}
 			env, code, forwards := runObjects(t, url, "", strings.Fields(tc.args)...)
-			if code != tc.wantCode {
-				t.Errorf("exit code %d, want %d", code, tc.wantCode)
-			}
-			if diff := cmp.Diff(tc.wantOut, env.Stdout.String()); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantErr, env.Stderr.String()); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
+			checkRun(t, env, code, tc.wantCode, tc.wantOut, tc.wantErr)
 			if tc.wantLeft != nil {
 				var left []string
 				for _, o := range tc.objects {
