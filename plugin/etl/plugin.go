@@ -21,10 +21,14 @@ var Plugin = cli.Plugin{
 	Short: "Run transformation code next to the data: Transforms and TransformRuns of mlkube",
 	Long: `kubectl etl creates and runs Transforms (etl.mlkube.io/v1alpha1): user transformation code that
 runs next to the data, one transformer pod per node, fed by the node's data path agent. It sends
-objects through them and transforms whole datasets with TransformRuns.`,
+objects through them and transforms whole datasets with TransformRuns, and copies, lists and
+removes the namespace's objects (cp, ls, rm etl:NAME, cat).`,
 	Example: `  # A Transform from Python code, then an object through it
   kubectl etl init code --name upper --runtime python3.11 --from-file upper.py
   kubectl etl object upper notes.txt -
+
+  # A local directory into the namespace's objects under raw/
+  kubectl etl cp ./data etl:raw/
 
   # Every object under raw/ into out/, on every node at once, with a progress bar
   kubectl etl run upper --src raw --dst out --wait`,
