@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -82,17 +83,50 @@ func (f portForwarder) Forward(ctx context.Context, node string) (string, func()
 	return fmt.Sprintf("http://127.0.0.1:%d", ports[0].Local), stop, nil
 }
 
-// agentPod is the running agent pod of node.
+// agentPod is the running agent pod of node, or with node empty the first Ready one of any node:
+// every agent answers the object API for every node.
 func (f portForwarder) agentPod(ctx context.Context, node string) (string, error) {
-	pods, err := f.cs.CoreV1().Pods(wire.AgentNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: agentSelector, FieldSelector: "spec.nodeName=" + node})
+	opts := metav1.ListOptions{LabelSelector: agentSelector}
+	if node != "" {
+		opts.FieldSelector = "spec.nodeName=" + node
+	}
+	pods, err := f.cs.CoreV1().Pods(wire.AgentNamespace).List(ctx, opts)
 	if err != nil {
 		return "", fmt.Errorf("finding the data path agent of node %s: %w", node, err)
 	}
 	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning {
+		if p.Status.Phase == corev1.PodRunning && (node != "" || podReady(&p)) {
 			return p.Name, nil
 		}
 	}
+	if node == "" {
+		return "", fmt.Errorf("no Ready data path agent in namespace %s; is mlkube deployed there?", wire.AgentNamespace)
+	}
 	return "", fmt.Errorf("no running data path agent on node %s in namespace %s; is mlkube deployed there?", node, wire.AgentNamespace)
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// maxParallel bounds the requests a command sends at once through one port-forward (cp's
+// --parallel): each is a stream of the forward and, for cp, an open file.
+const maxParallel = 256
+
+// dataPathClient is the HTTP client to agents. cp sends up to maxParallel requests at once over
+// one port-forward: as many idle connections are kept for the next objects, instead of the two
+// of http.DefaultTransport that would make every other request open a new stream. Objects travel
+// as they are, so the transport asks for no compression.
+func dataPathClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		MaxIdleConns:        maxParallel,
+		MaxIdleConnsPerHost: maxParallel,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}}
 }

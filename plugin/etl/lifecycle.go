@@ -107,22 +107,32 @@ func newStopCommand(env *cli.Env, stopped bool) *cobra.Command {
 	})
 }
 
-func newRmCommand(env *cli.Env) *cobra.Command {
+func newRmCommand(env *cli.Env, dp dataPath) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "rm NAME...|--all",
+		Use:     "rm NAME...|--all|etl:OBJECT...",
 		Aliases: []string{"delete"},
-		Short:   "Delete Transforms and their transformer pods",
+		Short:   "Delete Transforms and their transformer pods, or objects (etl:NAME)",
+		Long: `Delete Transforms and their transformer pods. Arguments written etl:NAME are objects of the
+namespace instead: etl:OBJECT removes one, etl:PREFIX/ with --recursive every object under the
+prefix; that needs the ClusterRole mlkube-datapath-user bound in the namespace to
+--service-account.`,
 		Example: `  # Delete md5
   kubectl etl rm md5
 
   # Delete every Transform of the namespace
-  kubectl etl rm --all -n team-a`,
+  kubectl etl rm --all -n team-a
+
+  # Remove one object, and every object under out/
+  kubectl etl rm etl:raw/a.txt
+  kubectl etl rm --recursive etl:out/`,
 	}
-	return newNamedCommand(env, cmd, func(ctx context.Context, c client.Client, t *v1alpha1.Transform) error {
+	cmd = newNamedCommand(env, cmd, func(ctx context.Context, c client.Client, t *v1alpha1.Transform) error {
 		if err := c.Delete(ctx, t); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Out, "transform.etl.mlkube.io %q deleted\n", t.Name)
 		return nil
 	})
+	addObjectRemoval(cmd, env, dp)
+	return cmd
 }

@@ -26,8 +26,8 @@ type TokenIssuer interface {
 	Token(ctx context.Context, namespace, serviceAccount string) (string, error)
 }
 
-// AgentForwarder reaches the data path agent of a node from outside the cluster: it returns a
-// base URL that leads to the agent, and a function that closes the way.
+// AgentForwarder reaches the data path agent of a node (with node empty, of any node) from outside
+// the cluster: it returns a base URL that leads to the agent, and a function that closes the way.
 type AgentForwarder interface {
 	Forward(ctx context.Context, node string) (baseURL string, stop func(), err error)
 }
@@ -40,10 +40,16 @@ type objectRequest struct {
 }
 
 // transformBody PUTs body to the agent at r.base as object r.object of Transform r.transform and
-// copies the result to out. The agent's refusals become errors that say which binding is missing.
+// copies the result to out.
 func transformBody(ctx context.Context, hc *http.Client, r objectRequest, body io.Reader, out io.Writer) error {
-	url := r.base + "/v1/transform/" + r.namespace + "/" + r.transform + wire.ObjectPath(r.object)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, body)
+	u := r.base + wire.PathTransform + r.namespace + "/" + r.transform + wire.ObjectPath(r.object)
+	return transformRequest(ctx, hc, r, http.MethodPut, u, body, out)
+}
+
+// transformRequest sends an inline request of r to the agent and copies the result to out. The
+// agent's refusals become errors that say which binding is missing.
+func transformRequest(ctx context.Context, hc *http.Client, r objectRequest, method, url string, body io.Reader, out io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return err
 	}
@@ -67,15 +73,21 @@ func transformBody(ctx context.Context, hc *http.Client, r objectRequest, body i
 // refusal explains an agent's answer other than 200, with the remedy for the ones a user can fix.
 func refusal(r objectRequest, code int, msg string) error {
 	sa := r.namespace + ":" + r.serviceAccount
-	switch code {
-	case http.StatusUnauthorized:
-		return fmt.Errorf("the data path agent did not accept the token of ServiceAccount %s (401: %s); the agent checks tokens for audience %q (its --token-audience), see docs/datapath-rbac.md",
-			sa, msg, wire.Audience)
-	case http.StatusForbidden:
+	if code == http.StatusForbidden {
 		return fmt.Errorf("ServiceAccount %s may not use Transform %s (403: %s); bind it to the data path role: kubectl -n %s create rolebinding %s-datapath --clusterrole=mlkube-datapath-user --serviceaccount=%s (docs/datapath-rbac.md), or pass --service-account",
 			sa, r.transform, msg, r.namespace, r.serviceAccount, sa)
 	}
-	return fmt.Errorf("transform %s of %s: %d %s: %s", r.transform, r.object, code, http.StatusText(code), msg)
+	return agentRefusal(sa, code, msg, fmt.Sprintf("transform %s of %s", r.transform, r.object))
+}
+
+// agentRefusal explains the answers of an agent that mean the same for every request: a token it
+// does not accept, and otherwise the code and the agent's message, about what.
+func agentRefusal(sa string, code int, msg, what string) error {
+	if code == http.StatusUnauthorized {
+		return fmt.Errorf("the data path agent did not accept the token of ServiceAccount %s (401: %s); the agent checks tokens for audience %q (its --token-audience), see docs/datapath-rbac.md",
+			sa, msg, wire.Audience)
+	}
+	return fmt.Errorf("%s: %d %s: %s", what, code, http.StatusText(code), msg)
 }
 
 // writeResult runs produce with the destination: stdout for "-", else a temporary file beside
@@ -162,10 +174,15 @@ base name.`, wire.Audience),
 		RunE: cli.RunE(o),
 	}
 	cmd.Flags().StringVar(&o.node, "node", "", "The node whose agent and transformer to use; default any node where the Transform is ready.")
-	cmd.Flags().StringVar(&o.serviceAccount, "service-account", "default", "The ServiceAccount of the namespace whose identity the data path sees.")
+	addServiceAccountFlag(cmd, env, &o.serviceAccount)
 	_ = cmd.RegisterFlagCompletionFunc("node", completeNodes(env))
-	_ = cmd.RegisterFlagCompletionFunc("service-account", cli.CompleteNames(env, func() client.ObjectList { return &corev1.ServiceAccountList{} }))
 	return cmd
+}
+
+// addServiceAccountFlag binds --service-account, the identity of every data path command.
+func addServiceAccountFlag(cmd *cobra.Command, env *cli.Env, sa *string) {
+	cmd.Flags().StringVar(sa, "service-account", "default", "The ServiceAccount of the namespace whose identity the data path sees.")
+	_ = cmd.RegisterFlagCompletionFunc("service-account", cli.CompleteNames(env, func() client.ObjectList { return &corev1.ServiceAccountList{} }))
 }
 
 func (o *objectOptions) Complete(_ *cobra.Command, args []string) error {

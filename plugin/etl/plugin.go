@@ -21,10 +21,14 @@ var Plugin = cli.Plugin{
 	Short: "Run transformation code next to the data: Transforms and TransformRuns of mlkube",
 	Long: `kubectl etl creates and runs Transforms (etl.mlkube.io/v1alpha1): user transformation code that
 runs next to the data, one transformer pod per node, fed by the node's data path agent. It sends
-objects through them and transforms whole datasets with TransformRuns.`,
+objects through them and transforms whole datasets with TransformRuns, and copies, lists and
+removes the namespace's objects (cp, ls, rm etl:NAME, cat).`,
 	Example: `  # A Transform from Python code, then an object through it
   kubectl etl init code --name upper --runtime python3.11 --from-file upper.py
   kubectl etl object upper notes.txt -
+
+  # A local directory into the namespace's objects under raw/
+  kubectl etl cp ./data etl:raw/
 
   # Every object under raw/ into out/, on every node at once, with a progress bar
   kubectl etl run upper --src raw --dst out --wait`,
@@ -39,8 +43,8 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
-// dataPath makes what `object` needs to reach an agent from outside the cluster; tests replace
-// it with an httptest agent.
+// dataPath makes what `object`, `cp`, `ls`, `rm` and `cat` need to reach agents from outside the
+// cluster; tests replace it with an httptest agent.
 type dataPath func() (TokenIssuer, AgentForwarder, *http.Client, error)
 
 // clusterDataPath reaches agents through the API server of env's kubeconfig.
@@ -54,7 +58,7 @@ func clusterDataPath(env *cli.Env) dataPath {
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("reading the kubeconfig: %w", err)
 		}
-		return tokenRequester{cs}, portForwarder{cs: cs, cfg: cfg}, http.DefaultClient, nil
+		return tokenRequester{cs}, portForwarder{cs: cs, cfg: cfg}, dataPathClient(), nil
 	}
 }
 
@@ -67,8 +71,9 @@ func commands(env *cli.Env, dp dataPath) []*cobra.Command {
 	return []*cobra.Command{
 		newInitCommand(env), newShowCommand(env), newDetailsCommand(env), newErrorsCommand(env),
 		newLogsCommand(env), newMetricsCommand(env), newHealthCommand(env),
-		newStopCommand(env, true), newStopCommand(env, false), newRmCommand(env),
+		newStopCommand(env, true), newStopCommand(env, false), newRmCommand(env, dp),
 		newObjectCommand(env, dp), newRunCommand(env),
+		newCpCommand(env, dp), newLsCommand(env, dp), newCatCommand(env, dp),
 	}
 }
 

@@ -42,9 +42,11 @@ func ProgressText(st v1alpha1.TransformRunStatus) string {
 	return strings.Join(parts, ", ")
 }
 
-// ProgressBar is ProgressText behind a bar, for a terminal.
+// ProgressBar is ProgressText behind a bar, as Update draws it on a terminal.
 func ProgressBar(st v1alpha1.TransformRunStatus) string {
-	return bar(done(st.Totals), st.Totals.PlannedObjects, barWidth) + " " + ProgressText(st)
+	p := NewProgress(io.Discard, true)
+	p.Update(st)
+	return p.last
 }
 
 func phase(st v1alpha1.TransformRunStatus) v1alpha1.RunPhase {
@@ -67,9 +69,14 @@ func NewProgress(w io.Writer, tty bool) *Progress { return &Progress{w: w, tty: 
 
 // Update draws st unless it shows what the last update showed.
 func (p *Progress) Update(st v1alpha1.TransformRunStatus) {
-	line := ProgressText(st)
+	p.show(ProgressText(st), done(st.Totals), st.Totals.PlannedObjects)
+}
+
+// show draws text, behind a bar of done of total on a terminal, unless it is the last line drawn.
+func (p *Progress) show(text string, done, total int64) {
+	line := text
 	if p.tty {
-		line = ProgressBar(st)
+		line = bar(done, total, barWidth) + " " + text
 	}
 	if line == p.last {
 		return

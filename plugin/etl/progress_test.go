@@ -86,3 +86,24 @@ func TestProgressDraws(t *testing.T) {
 		})
 	}
 }
+
+func TestCopyProgress(t *testing.T) {
+	var tty, plain bytes.Buffer
+	for _, c := range []*copyProgress{
+		newCopyProgress(&tty, true, false, "uploaded", 4),
+		newCopyProgress(&plain, false, false, "uploaded", 4),
+	} {
+		c.finished(transfer{object: "a"}, false)
+		c.finished(transfer{object: "b"}, true)
+		c.done(true)
+	}
+	wantTTY := "\r[######..................] uploaded 1 of 4 objects\x1b[K" +
+		"\r[############............] uploaded 1 of 4 objects, skipped 1\x1b[K\n"
+	if diff := cmp.Diff(wantTTY, tty.String()); diff != "" {
+		t.Errorf("on a terminal (-want +got):\n%s", diff)
+	}
+	wantPlain := "uploaded a\nskipped b\nuploaded 1 of 4 objects, skipped 1\n"
+	if diff := cmp.Diff(wantPlain, plain.String()); diff != "" {
+		t.Errorf("off a terminal (-want +got):\n%s", diff)
+	}
+}

@@ -19,7 +19,7 @@ func newShowCommand(env *cli.Env) *cobra.Command {
 	o := &showOptions{lister: cli.Lister[*v1alpha1.Transform]{Env: env, Flags: cli.NewListFlags(), Resource: transforms}}
 	cmd := &cobra.Command{
 		Use:     "show [NAME...]",
-		Aliases: []string{"list", "ls"},
+		Aliases: []string{"list"},
 		Short:   "List Transforms with their stage, nodes ready, objects, bytes in and out, and errors",
 		Example: `  # Transforms of the current namespace
   kubectl etl show

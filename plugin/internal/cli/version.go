@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -74,24 +75,32 @@ func (o *versionOptions) Run(ctx context.Context) error {
 	if !o.client {
 		o.server(ctx, &v)
 	}
-	switch o.output {
-	case "json":
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(o.env.Out, "%s\n", b)
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = o.env.Out.Write(b)
-		return err
+	if o.output != "" {
+		return PrintData(o.env.Out, o.output, v)
 	}
 	printVersion(o.env, o.plugin, v)
 	return nil
+}
+
+// PrintData prints v, a value that is no Kubernetes object, as -o json (indented as kubectl
+// version indents) or -o yaml.
+func PrintData(w io.Writer, output string, v any) error {
+	var b []byte
+	var err error
+	switch output {
+	case "json":
+		b, err = json.MarshalIndent(v, "", "  ")
+		b = append(b, '\n')
+	case "yaml":
+		b, err = yaml.Marshal(v)
+	default:
+		err = fmt.Errorf("unknown output format %q", output)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // server fills what the cluster says; what it cannot read goes into v.Errors, so the plugin's own

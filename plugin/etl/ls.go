@@ -1,0 +1,136 @@
+package etl
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+)
+
+// lsOutputs are the formats of ls's -o besides the table.
+var lsOutputs = []string{"json", "yaml", "name"}
+
+type lsOptions struct {
+	env            *cli.Env
+	dataPath       dataPath
+	cmd            *cobra.Command
+	prefix         string
+	output         string
+	noHeaders      bool
+	recursive      bool
+	limit          int
+	serviceAccount string
+}
+
+func newLsCommand(env *cli.Env, dp dataPath) *cobra.Command {
+	o := &lsOptions{env: env, dataPath: dp}
+	cmd := &cobra.Command{
+		Use:   "ls [PREFIX]",
+		Short: "List the namespace's objects",
+		Long: `List the objects of the namespace whose names start with PREFIX (etl:PREFIX works too), one row
+each with its size, age and node. As ls does, the names below the next "/" are grouped into one
+entry ending in "/"; --recursive lists every object instead. Needs the ClusterRole
+mlkube-datapath-viewer bound in the namespace to --service-account.`,
+		Example: `  # The top of the namespace's objects
+  kubectl etl ls
+
+  # Every object under raw/, as JSON
+  kubectl etl ls raw/ --recursive -o json`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE:              cli.RunE(o),
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&o.output, "output", "o", "", "Output format. One of: (json, yaml, name).")
+	fs.BoolVar(&o.noHeaders, "no-headers", false, "When using the default output format, don't print headers.")
+	fs.BoolVarP(&o.recursive, "recursive", "R", false, "List every object under PREFIX, not grouping names by \"/\".")
+	fs.IntVar(&o.limit, "limit", 0, "List at most about this many entries (whole pages of the agent's list); 0 lists all.")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(lsOutputs, cobra.ShellCompDirectiveNoFileComp))
+	addServiceAccountFlag(cmd, env, &o.serviceAccount)
+	return cmd
+}
+
+func (o *lsOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.cmd = cmd
+	if len(args) == 1 {
+		o.prefix = objectArg(args[0])
+	}
+	return nil
+}
+
+func (o *lsOptions) Validate() error {
+	switch o.output {
+	case "", "json", "yaml", "name":
+	default:
+		return cli.UsageError(o.cmd, "unknown output format %q; use one of: json, yaml, name", o.output)
+	}
+	if o.limit < 0 {
+		return cli.UsageError(o.cmd, "--limit must not be negative")
+	}
+	return nil
+}
+
+func (o *lsOptions) Run(ctx context.Context) error {
+	c, _, stop, err := openObjects(ctx, o.env, o.dataPath, o.serviceAccount)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	delimiter := "/"
+	if o.recursive {
+		delimiter = ""
+	}
+	list, err := c.List(ctx, o.prefix, delimiter, o.limit)
+	if err != nil {
+		return err
+	}
+	return o.print(list, c.namespace)
+}
+
+func (o *lsOptions) print(list wire.ObjectList, namespace string) error {
+	switch o.output {
+	case "json", "yaml":
+		return cli.PrintData(o.env.Out, o.output, list)
+	case "name":
+		for _, n := range entryNames(list) {
+			fmt.Fprintln(o.env.Out, n)
+		}
+		return nil
+	}
+	if len(list.Items)+len(list.Prefixes) == 0 {
+		fmt.Fprintf(o.env.ErrOut, "No objects found under %q in namespace %s.\n", o.prefix, namespace)
+		return nil
+	}
+	p := cli.NewPrintFlags(true)
+	p.NoHeaders = o.noHeaders
+	return p.TablePrinter(false).PrintObj(ObjectTable(list, o.env.Clock.Now()), o.env.Out)
+}
+
+// entryNames are the names of a list's prefixes and objects, in the order of the table.
+func entryNames(list wire.ObjectList) []string {
+	names := append([]string{}, list.Prefixes...)
+	for _, it := range list.Items {
+		names = append(names, it.Name)
+	}
+	return names
+}
+
+// ObjectTable is the table of ls: the grouped prefixes first, as directories, then the objects.
+func ObjectTable(list wire.ObjectList, now time.Time) *metav1.Table {
+	tbl := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		cli.NameColumn, column("Size", 0), column("Modified", 0), column("Node", 0),
+	}}
+	for _, p := range list.Prefixes {
+		tbl.Rows = append(tbl.Rows, metav1.TableRow{Cells: []any{p, "", "", ""}})
+	}
+	for _, it := range list.Items {
+		tbl.Rows = append(tbl.Rows, metav1.TableRow{Cells: []any{it.Name, Bytes(it.Size),
+			cli.Age(metav1.NewTime(it.Modified), now), orNone(it.Node)}})
+	}
+	return tbl
+}
