@@ -243,7 +243,7 @@ func TestWalkthroughAsNamespaceEditor(t *testing.T) {
 	}
 	node := "(" + strings.Join(quoted, "|") + ")"
 	alice.do(ns, "etl ls out/", regexp.MustCompile(`(?m)^NAME\s+SIZE\s+MODIFIED\s+NODE\s*$`),
-		regexp.MustCompile(`(?m)^(out/)?big-0\.bin\s+32\s+.*\s`+node+`\s*$`), regexp.MustCompile(`(?m)^(out/)?cats/(\s|$)`))
+		regexp.MustCompile(`(?m)^(out/)?big-0\.bin\s+32B\s+.*\s`+node+`\s*$`), regexp.MustCompile(`(?m)^(out/)?cats/(\s|$)`))
 	alice.do(ns, "etl cp etl:out/ ./out")
 	digests := map[string][]byte{}
 	for name, data := range images {
