@@ -198,6 +198,7 @@ func wantSpread(t *testing.T, list wire.ObjectList, prefix string, files map[str
 			t.Errorf("node %s holds %d of %d objects, want between %.0f and %.0f (all: %v)", node, perNode[node], len(files), low, high, perNode)
 		}
 	}
+	t.Logf("%s: %d objects over the nodes %v", prefix, len(files), perNode)
 }
 
 // TestWalkthroughAsNamespaceEditor: the admin onboards alice's namespace (restricted Pod
