@@ -271,8 +271,8 @@ func drive(t *testing.T, k8s kubetest.Client, cs *kubernetes.Clientset, ns, node
 		t.Fatal(err)
 	}
 	ctr := loadgenContainer("drive", "-plan", string(raw))
-	// The node's data root belongs to root; the agent reads what is written there.
-	ctr.SecurityContext.RunAsNonRoot, ctr.SecurityContext.RunAsUser = ptr.To(false), ptr.To[int64](0)
+	// The node's data root belongs to the agent's user (its init container gives it to 65532, mode
+	// 0750), which loadgenContainer runs as: what it writes there is the agent's to read and remove.
 	ctr.VolumeMounts = []corev1.VolumeMount{
 		{Name: "data", MountPath: podDataDir},
 		{Name: "token", MountPath: path.Dir(wire.TokenFile), ReadOnly: true},
