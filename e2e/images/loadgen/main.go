@@ -3,7 +3,9 @@
 //
 //	loadgen serve [-listen :8080] [-files 4096,1048576]   the bare echo: PUT /echo echoes the body,
 //	                                                     /ws is a WebSocket echo, GET /file/<size>
-//	                                                     serves a file of Payload(size) bytes
+//	                                                     serves a file of Payload(size) bytes,
+//	                                                     PUT /store/<name> stores the body durably
+//	                                                     (loadgen.Store)
 //	loadgen relay [-listen :8080] -backend host:port     a TCP relay in front of a backend
 //	loadgen drive -plan '<json>'                          runs a loadgen.Plan, one JSON result a line
 //	loadgen cat                                           copies standard input to standard output:
@@ -92,8 +94,9 @@ func run(args []string, out io.Writer) error {
 	return fmt.Errorf("unknown command %q; %s", args[0], usage)
 }
 
-// bareServer is the bare echo and file server; the files are written to a directory of the
-// temporary directory (an emptyDir in a pod) before it serves.
+// bareServer is the bare echo, file server and store; the files are written to a directory of
+// the temporary directory (an emptyDir in a pod) before it serves, and the store writes to
+// another.
 func bareServer(sizes string) (http.Handler, error) {
 	dir, err := os.MkdirTemp("", "files")
 	if err != nil {
@@ -111,8 +114,17 @@ func bareServer(sizes string) (http.Handler, error) {
 			return nil, err
 		}
 	}
+	store, err := os.MkdirTemp("", "store")
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(store)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /echo", loadgen.Echo)
+	mux.Handle("PUT /store/{name...}", loadgen.Store(root))
 	mux.HandleFunc("GET /ws", loadgen.WSEcho)
 	// net/http's file server, as a user's bare GET of a file would be served (sendfile).
 	mux.Handle("GET /file/", http.StripPrefix("/file/", http.FileServer(http.Dir(dir))))
