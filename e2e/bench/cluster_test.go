@@ -43,12 +43,19 @@ const (
 )
 
 // A setting is one size at one in-flight window: the 4 KiB with 1 and 16 in flight, 1 MiB
-// and 64 MiB.
+// and 64 MiB. The object API's rows run at the settings marked objects.
 type setting struct {
 	size, inFlight int
+	objects        bool
 }
 
-var settings = []setting{{4 << 10, 1}, {4 << 10, 16}, {1 << 20, 4}, {64 << 20, 1}}
+var settings = []setting{{4 << 10, 1, false}, {4 << 10, 16, true}, {1 << 20, 4, true}, {64 << 20, 1, false}}
+
+// where the rows of a run go: the namespace, the bare pod's IP, the relay's Service, the node
+// of the load generator and the pods, and another node (empty on a cluster of one).
+type where struct {
+	ns, bare, relay, node, other string
+}
 
 func TestDataPathOnTheCluster(t *testing.T) {
 	kubeconfig := os.Getenv("MLKUBE_BENCH_KUBECONFIG")
@@ -81,7 +88,8 @@ func TestDataPathOnTheCluster(t *testing.T) {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mlkube-datapath-user"},
 	})
-	node := firstReadyNode(t, k8s)
+	nodes := readyNodes(t, k8s)
+	node := nodes[0]
 
 	transforms := map[v1alpha1.Communication]*v1alpha1.Transform{}
 	for _, comm := range v1alpha1.Communications {
@@ -117,22 +125,29 @@ func TestDataPathOnTheCluster(t *testing.T) {
 		k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	}
 
+	at := where{ns: ns, bare: bare, relay: relay, node: node}
+	if len(nodes) > 1 {
+		at.other = nodes[1]
+	} else {
+		t.Logf("one ready node: no row of a GET forwarded to another node's agent")
+	}
 	plan := loadgen.Plan{TokenFile: wire.TokenFile, Rounds: rounds, Files: map[string]int{},
 		Ready: []string{fmt.Sprintf("http://%s:%d/healthz", relay, port), agentURL + "/healthz"}}
 	for _, s := range settings {
-		for _, r := range rowsOf(s, ns, bare, relay, time.Duration(seconds)*time.Second) {
+		for _, r := range rowsOf(s, at, time.Duration(seconds)*time.Second) {
 			if only.MatchString(fmt.Sprintf("%s/%dx%d", r.Name, r.Size, r.InFlight)) {
 				plan.Rows = append(plan.Rows, r)
 			}
 		}
 		plan.Files[path.Join(podDataDir, ns, hpullObject(s.size))] = s.size
 	}
+	addObjectSeeds(&plan, ns)
 	if len(plan.Rows) == 0 {
 		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16", only)
 	}
 	lines := drive(t, k8s, cs, ns, node, plan)
 	tbl := summarize(parse(t, lines), baselines)
-	t.Logf("node %s, %d rounds of %d s a row:\n%s", node, rounds, seconds, tbl)
+	t.Logf("node %s (other %q), %d rounds of %d s a row:\n%s", node, at.other, rounds, seconds, tbl)
 	if out := os.Getenv("MLKUBE_BENCH_OUT"); out != "" {
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			t.Fatal(err)
@@ -145,12 +160,13 @@ func TestDataPathOnTheCluster(t *testing.T) {
 func hpullObject(size int) string { return "bench-" + strconv.Itoa(size) }
 
 // rowsOf is every path at setting s, each after the baselines it is compared to.
-func rowsOf(s setting, ns, bare, relay string, d time.Duration) []loadgen.Row {
+func rowsOf(s setting, w where, d time.Duration) []loadgen.Row {
+	ns := w.ns
 	at := func(name, method, url string) loadgen.Row {
 		return loadgen.Row{Name: name, Method: method, URL: url, Size: s.size, InFlight: s.inFlight, Duration: d}
 	}
-	direct := fmt.Sprintf("http://%s:%d", bare, port)
-	relayed := fmt.Sprintf("http://%s:%d", relay, port)
+	direct := fmt.Sprintf("http://%s:%d", w.bare, port)
+	relayed := fmt.Sprintf("http://%s:%d", w.relay, port)
 	through := func(name, tr string) loadgen.Row {
 		r := at(name, http.MethodPut, fmt.Sprintf("%s%s%s/%s/object", agentURL, wire.PathTransform, ns, tr))
 		r.Auth = true
@@ -161,7 +177,7 @@ func rowsOf(s setting, ns, bare, relay string, d time.Duration) []loadgen.Row {
 	stream := at("ws-stream", "STREAM", loadgen.StreamURL(agentURL, ns, "echo-ws"))
 	stream.Agent = true
 	file := "/file/" + strconv.Itoa(s.size)
-	return []loadgen.Row{
+	rows := []loadgen.Row{
 		at("bare", http.MethodPut, direct+"/echo"),
 		at("chain", http.MethodPut, relayed+"/echo"),
 		through("hpush", "echo-hpush"),
@@ -173,6 +189,48 @@ func rowsOf(s setting, ns, bare, relay string, d time.Duration) []loadgen.Row {
 		at("bare-ws", "STREAM", "ws"+strings.TrimPrefix(direct, "http")+"/ws"),
 		at("chain-ws", "STREAM", "ws"+strings.TrimPrefix(relayed, "http")+"/ws"),
 		stream,
+	}
+	if !s.objects {
+		return rows
+	}
+	// Each object on the node named: placement would put about half of them elsewhere.
+	object := func(name, kind, node string) loadgen.Row {
+		method := http.MethodGet
+		if kind == "put" {
+			method = loadgen.MethodStore
+		}
+		r := at(name, method, fmt.Sprintf("%s%s%s/%s/%s/%d?%s=%s", agentURL, wire.PathObjects, ns, objectPrefix, kind, s.size, wire.QueryNode, node))
+		r.Auth = true
+		return r
+	}
+	put := object("obj-put", "put", w.node)
+	put.URL = strings.Replace(put.URL, "?", "/{client}?", 1)
+	rows = append(rows, at("bare-store", loadgen.MethodStore, fmt.Sprintf("%s/store/%d/{client}", direct, s.size)), put, object("obj-get", "get", w.node))
+	if w.other != "" {
+		rows = append(rows, object("obj-get-fwd", "remote", w.other))
+	}
+	return rows
+}
+
+// objectPrefix holds every object the object API's rows store.
+const objectPrefix = "bench"
+
+// addObjectSeeds stores the objects the plan's object API GET rows read, through the object API
+// itself (so the agent records their checksum), and deletes everything under objectPrefix once
+// the rows are done. The bare pod serves the same bytes as its files.
+func addObjectSeeds(plan *loadgen.Plan, ns string) {
+	seeded := map[string]bool{}
+	for _, r := range plan.Rows {
+		if !strings.HasPrefix(r.Name, "obj-") {
+			continue
+		}
+		if r.Method == http.MethodGet && !seeded[r.URL] {
+			seeded[r.URL] = true
+			plan.Seeds = append(plan.Seeds, loadgen.Seed{URL: r.URL, Size: r.Size})
+		}
+		if len(plan.Cleanup) == 0 {
+			plan.Cleanup = []string{fmt.Sprintf("%s%s%s/%s/?%s=true", agentURL, wire.PathObjects, ns, objectPrefix, wire.QueryRecursive)}
+		}
 	}
 }
 
@@ -187,6 +245,11 @@ var baselines = map[string][]string{
 	"chain":     {"bare"},
 	"chain-get": {"bare-get"},
 	"chain-ws":  {"bare-ws"},
+	// The object API: a PUT against the same durable write by a bare Go server, a GET against
+	// net/http's file server of the same bytes, a forwarded GET against both.
+	"obj-put":     {"bare-store"},
+	"obj-get":     {"bare-get", "chain-get"},
+	"obj-get-fwd": {"bare-get", "obj-get"},
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -211,7 +274,8 @@ func write(t *testing.T, name, data string) {
 	}
 }
 
-func firstReadyNode(t *testing.T, k8s kubetest.Client) string {
+// readyNodes are the cluster's ready nodes, at least one.
+func readyNodes(t *testing.T, k8s kubetest.Client) []string {
 	ready, err := fixture.ReadyNodes(context.Background(), k8s)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +283,7 @@ func firstReadyNode(t *testing.T, k8s kubetest.Client) string {
 	if len(ready) == 0 {
 		t.Fatal("no ready node")
 	}
-	return ready[0]
+	return ready
 }
 
 // loadgenContainer runs the load generator image with args, as restricted pods run.
