@@ -10,6 +10,10 @@
 //	loadgen drive -plan '<json>'                          runs a loadgen.Plan, one JSON result a line
 //	loadgen cat                                           copies standard input to standard output:
 //	                                                     the io row's command, as small as a process is
+//	loadgen sums DIR                                      the SHA-256 of every file under DIR, as
+//	                                                     sha256sum prints them (loadgen.TreeSums)
+//	tar ...                                               (the image's link /tar) as much of tar as
+//	                                                     kubectl cp runs in a container
 package main
 
 import (
@@ -33,13 +37,20 @@ import (
 )
 
 func main() {
+	if filepath.Base(os.Args[0]) == "tar" {
+		if err := runTar(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "tar:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
 
-const usage = "usage: loadgen serve|relay|drive|cat [flags]"
+const usage = "usage: loadgen serve|relay|drive|cat|sums [flags]"
 
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
@@ -59,6 +70,15 @@ func run(args []string, out io.Writer) error {
 	case "cat":
 		_, err := io.CopyBuffer(out, os.Stdin, make([]byte, 128<<10))
 		return err
+	case "sums":
+		if fs.NArg() != 1 {
+			return errors.New("sums: one directory, please")
+		}
+		sums, err := loadgen.TreeSums(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		return loadgen.FormatSums(out, sums)
 	case "serve":
 		h, err := bareServer(*files)
 		if err != nil {
