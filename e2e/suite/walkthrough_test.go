@@ -51,7 +51,11 @@ func newShell(t *testing.T) *shell {
 	if err := fixture.BuildPlugins(root, bin, walkthroughVersion); err != nil {
 		t.Fatal(err)
 	}
-	s := &shell{t: t, kubectl: suiteKubectl(t, root), dir: t.TempDir()}
+	kubectl, err := fixture.Kubectl(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &shell{t: t, kubectl: kubectl, dir: t.TempDir()}
 	s.env = append(os.Environ(),
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"KUBECONFIG="+os.Getenv("MLKUBE_E2E_KUBECONFIG"),
@@ -60,16 +64,6 @@ func newShell(t *testing.T) *shell {
 	s.want([]string{"mxjob", "version", "--client"}, "kubectl-mxjob "+walkthroughVersion)
 	s.want([]string{"etl", "version", "--client"}, "kubectl-etl "+walkthroughVersion)
 	return s
-}
-
-// suiteKubectl is fixture.Kubectl, or the test fails.
-func suiteKubectl(t *testing.T, root string) string {
-	t.Helper()
-	k, err := fixture.Kubectl(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 // as is the shell of another user of the same cluster: the same kubectl and plugins, a working
