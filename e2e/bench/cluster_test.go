@@ -142,11 +142,24 @@ func TestDataPathOnTheCluster(t *testing.T) {
 		plan.Files[path.Join(podDataDir, ns, hpullObject(s.size))] = s.size
 	}
 	addObjectSeeds(&plan, ns)
-	if len(plan.Rows) == 0 {
-		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16", only)
+	var sets []copySet
+	for _, s := range copySets(t) {
+		if only.MatchString("cp/" + s.name) {
+			sets = append(sets, s)
+		}
 	}
-	lines := drive(t, k8s, cs, ns, node, plan)
-	tbl := summarize(parse(t, lines), baselines)
+	if len(plan.Rows) == 0 && len(sets) == 0 {
+		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16, or cp/files and cp/big", only)
+	}
+	var lines []string
+	var tbl string
+	if len(plan.Rows) > 0 {
+		lines = drive(t, k8s, cs, ns, node, plan)
+		tbl = summarize(parse(t, lines), baselines)
+	}
+	if len(sets) > 0 {
+		tbl += copyTable(compareCopies(t, k8s, kubeconfig, ns, node, sets))
+	}
 	t.Logf("node %s (other %q), %d rounds of %d s a row:\n%s", node, at.other, rounds, seconds, tbl)
 	if out := os.Getenv("MLKUBE_BENCH_OUT"); out != "" {
 		if err := os.MkdirAll(out, 0o755); err != nil {
