@@ -134,14 +134,18 @@ func TestDataPathOnTheCluster(t *testing.T) {
 	plan := loadgen.Plan{TokenFile: wire.TokenFile, Rounds: rounds, Files: map[string]int{},
 		Ready: []string{fmt.Sprintf("http://%s:%d/healthz", relay, port), agentURL + "/healthz"}}
 	for _, s := range settings {
-		for _, r := range rowsOf(s, at, time.Duration(seconds)*time.Second) {
+		rows, objects := rowsOf(s, at, time.Duration(seconds)*time.Second), false
+		for _, r := range rows {
 			if only.MatchString(fmt.Sprintf("%s/%dx%d", r.Name, r.Size, r.InFlight)) {
 				plan.Rows = append(plan.Rows, r)
+				objects = objects || strings.HasPrefix(r.Name, "obj-")
 			}
+		}
+		if objects {
+			addObjectSeeds(&plan, rows, ns)
 		}
 		plan.Files[path.Join(podDataDir, ns, hpullObject(s.size))] = s.size
 	}
-	addObjectSeeds(&plan, ns)
 	var sets []copySet
 	for _, s := range copySets(t) {
 		if only.MatchString("cp/" + s.name) {
@@ -228,22 +232,20 @@ func rowsOf(s setting, w where, d time.Duration) []loadgen.Row {
 // objectPrefix holds every object the object API's rows store.
 const objectPrefix = "bench"
 
-// addObjectSeeds stores the objects the plan's object API GET rows read, through the object API
-// itself (so the agent records their checksum), and deletes everything under objectPrefix once
-// the rows are done. The bare pod serves the same bytes as its files.
-func addObjectSeeds(plan *loadgen.Plan, ns string) {
-	seeded := map[string]bool{}
-	for _, r := range plan.Rows {
-		if !strings.HasPrefix(r.Name, "obj-") {
-			continue
-		}
-		if r.Method == http.MethodGet && !seeded[r.URL] {
-			seeded[r.URL] = true
+// addObjectSeeds stores the objects the object API's GET rows among rows read, through the object
+// API itself (so the agent records their checksum), and deletes everything under objectPrefix
+// once the rows are done. The bare pod serves the same bytes as its files. The seeds are stored
+// even when only the PUT row runs: the load generator stores them before it writes hpull's files
+// as root, so that the agent (not root) makes the namespace's directory on the node and can write
+// in it.
+func addObjectSeeds(plan *loadgen.Plan, rows []loadgen.Row, ns string) {
+	for _, r := range rows {
+		if strings.HasPrefix(r.Name, "obj-") && r.Method == http.MethodGet {
 			plan.Seeds = append(plan.Seeds, loadgen.Seed{URL: r.URL, Size: r.Size})
 		}
-		if len(plan.Cleanup) == 0 {
-			plan.Cleanup = []string{fmt.Sprintf("%s%s%s/%s/?%s=true", agentURL, wire.PathObjects, ns, objectPrefix, wire.QueryRecursive)}
-		}
+	}
+	if len(plan.Cleanup) == 0 {
+		plan.Cleanup = []string{fmt.Sprintf("%s%s%s/%s/?%s=true", agentURL, wire.PathObjects, ns, objectPrefix, wire.QueryRecursive)}
 	}
 }
 
@@ -341,7 +343,8 @@ func servePod(t *testing.T, k8s kubetest.Client, ns, node, name string, args ...
 
 // drive runs plan in a load generator pod on node and returns its result lines. The pod mounts
 // the node's data root, where it writes hpull's objects into namespace ns's data (and removes
-// them when it is done), and a data path token of ns's default ServiceAccount.
+// them when it is done), and a data path token of ns's default ServiceAccount, which the object
+// API's rows present.
 func drive(t *testing.T, k8s kubetest.Client, cs *kubernetes.Clientset, ns, node string, plan loadgen.Plan) []string {
 	raw, err := json.Marshal(plan)
 	if err != nil {

@@ -11,11 +11,12 @@ import (
 )
 
 // TestObjectRowsAreSeededAndCleanedUp: the object API's rows read objects stored through it on
-// the node they name, one object a PUT client, and everything they store is deleted after.
+// the node they name, one object a PUT client, and everything they store is deleted after; they
+// run only at the settings marked for them.
 func TestObjectRowsAreSeededAndCleanedUp(t *testing.T) {
 	w := where{ns: "ns", bare: "10.0.0.1", relay: "relay.ns.svc", node: "a", other: "b"}
 	plan := loadgen.Plan{Rows: rowsOf(setting{4096, 16, true}, w, time.Second)}
-	addObjectSeeds(&plan, w.ns)
+	addObjectSeeds(&plan, plan.Rows, w.ns)
 	objects := agentURL + "/v1/objects/ns/bench/"
 	var got []string
 	for _, r := range plan.Rows {
@@ -40,9 +41,9 @@ func TestObjectRowsAreSeededAndCleanedUp(t *testing.T) {
 		t.Errorf("cleanup (-want +got):\n%s", diff)
 	}
 
-	plain := loadgen.Plan{Rows: rowsOf(setting{4096, 1, false}, w, time.Second)}
-	addObjectSeeds(&plain, w.ns)
-	if len(plain.Seeds) != 0 || len(plain.Cleanup) != 0 {
-		t.Errorf("a setting without the object API seeds %v and cleans %v", plain.Seeds, plain.Cleanup)
+	for _, r := range rowsOf(setting{4096, 1, false}, w, time.Second) {
+		if strings.HasPrefix(r.Name, "obj-") || r.Method == loadgen.MethodStore {
+			t.Errorf("a setting without the object API has row %s", r.Name)
+		}
 	}
 }

@@ -166,7 +166,7 @@ const ReadyTimeout = 2 * time.Minute
 // MaxRounds bounds Plan.Rounds.
 const MaxRounds = 20
 
-// Execute writes the plan's files and stores its seeds, then runs every row Rounds times,
+// Execute stores the plan's seeds and writes its files, then runs every row Rounds times,
 // calling report with each result as it comes, and removes the files (and the directories that
 // held only them) and deletes its Cleanup. It stops at the first failed row.
 func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) (err error) {
@@ -181,6 +181,16 @@ func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) (er
 			return err
 		}
 	}
+	defer func() { err = errors.Join(err, p.cleanup(ctx)) }()
+	for _, u := range p.Ready {
+		if err := waitReady(ctx, u, ReadyTimeout); err != nil {
+			return err
+		}
+	}
+	// Before the files: an object API makes the directories it stores in as its own user.
+	if err := p.seed(ctx); err != nil {
+		return err
+	}
 	for path, size := range p.Files {
 		if size < 0 || size > MaxSize {
 			return fmt.Errorf("file %s: size %d is not within 0..%d", path, size, MaxSize)
@@ -190,15 +200,6 @@ func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) (er
 		if err != nil {
 			return err
 		}
-	}
-	defer func() { err = errors.Join(err, p.cleanup(ctx)) }()
-	for _, u := range p.Ready {
-		if err := waitReady(ctx, u, ReadyTimeout); err != nil {
-			return err
-		}
-	}
-	if err := p.seed(ctx); err != nil {
-		return err
 	}
 	for round := 1; round <= p.Rounds; round++ {
 		for _, r := range p.Rows {
