@@ -24,4 +24,13 @@ func TestCopyTableComparesTheToolsSetBySetAndWay(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
 	}
+	for set, want := range map[copySet]string{
+		{"files", 1000, 1 << 20}: "1000 × 1 MiB files",
+		{"big", 1, 1 << 30}:      "1 × 1 GiB file",
+		{"files", 20, 64 << 10}:  "20 × 64 KiB files",
+	} {
+		if got := set.String(); got != want {
+			t.Errorf("set %+v is %q, want %q", set, got, want)
+		}
+	}
 }
