@@ -211,20 +211,18 @@ func rowsOf(s setting, w where, d time.Duration) []loadgen.Row {
 		return rows
 	}
 	// Each object on the node named: placement would put about half of them elsewhere.
-	object := func(name, kind, node string) loadgen.Row {
-		method := http.MethodGet
-		if kind == "put" {
-			method = loadgen.MethodStore
-		}
-		r := at(name, method, fmt.Sprintf("%s%s%s/%s/%s/%d?%s=%s", agentURL, wire.PathObjects, ns, objectPrefix, kind, s.size, wire.QueryNode, node))
+	object := func(name, method, object, node string) loadgen.Row {
+		r := at(name, method, fmt.Sprintf("%s%s%s/%s/%s?%s=%s", agentURL, wire.PathObjects, ns, objectPrefix, object, wire.QueryNode, node))
 		r.Auth = true
 		return r
 	}
-	put := object("obj-put", "put", w.node)
-	put.URL = strings.Replace(put.URL, "?", "/{client}?", 1)
-	rows = append(rows, at("bare-store", loadgen.MethodStore, fmt.Sprintf("%s/store/%d/{client}", direct, s.size)), put, object("obj-get", "get", w.node))
+	size := strconv.Itoa(s.size)
+	rows = append(rows,
+		at("bare-store", loadgen.MethodStore, direct+"/store/"+size+"/{client}"),
+		object("obj-put", loadgen.MethodStore, "put/"+size+"/{client}", w.node),
+		object("obj-get", http.MethodGet, "get/"+size, w.node))
 	if w.other != "" {
-		rows = append(rows, object("obj-get-fwd", "remote", w.other))
+		rows = append(rows, object("obj-get-fwd", http.MethodGet, "remote/"+size, w.other))
 	}
 	return rows
 }
