@@ -62,7 +62,8 @@ func compareCopies(t *testing.T, k8s kubetest.Client, kubeconfig, ns, node strin
 	})
 	var results []copyResult
 	for _, s := range sets {
-		src := filepath.Join(t.TempDir(), s.name)
+		work := t.TempDir()
+		src := filepath.Join(work, s.name)
 		if err := writeTree(src, s); err != nil {
 			t.Fatal(err)
 		}
@@ -77,18 +78,18 @@ func compareCopies(t *testing.T, k8s kubetest.Client, kubeconfig, ns, node strin
 		prefix := "cp/" + s.name + "/"
 		result(toolEtl, true, sh.timed("etl", "cp", "-q", src, "etl:"+prefix))
 		sh.check(s, "the objects of kubectl etl cp", want, sh.objectSums(prefix))
-		back := filepath.Join(t.TempDir(), "etl")
+		back := filepath.Join(work, "etl")
 		result(toolEtl, false, sh.timed("etl", "cp", "-q", "etl:"+prefix, back))
 		sh.check(s, "the files kubectl etl cp brought back", want, localSums(t, back))
 		inPod := "/tmp/cp/" + s.name
 		result(toolKubectl, true, sh.timed("cp", src, "cp:"+inPod))
 		sh.check(s, "the files kubectl cp put in the pod", want, sh.podSums(inPod))
-		back = filepath.Join(t.TempDir(), "kubectl")
+		back = filepath.Join(work, "kubectl")
 		result(toolKubectl, false, sh.timed("cp", "cp:"+inPod, back))
 		sh.check(s, "the files kubectl cp brought back", want, localSums(t, back))
-		// The next set's disk: a 1 GiB set is on this machine three times over otherwise.
-		for _, dir := range []string{src, back, filepath.Join(filepath.Dir(back), "etl")} {
-			_ = os.RemoveAll(dir)
+		// The next set's disk: a 1 GiB set is on this machine three times over by now.
+		if err := os.RemoveAll(work); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return results
