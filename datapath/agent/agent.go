@@ -17,10 +17,10 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/datapath/noderun"
 	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/egress"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // Options configure an Agent.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/access"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // The agent authenticates every caller's ServiceAccount token and asks RBAC

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // Error is the JSON body of every failed request.

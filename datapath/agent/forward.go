@@ -14,9 +14,9 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/datapath/internal/placement"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/access"
 	"github.com/mlkube/mlkube/internal/bufpool"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // Peer is a node whose agent is ready, and the base URL it answers at.

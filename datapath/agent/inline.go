@@ -12,8 +12,8 @@ import (
 
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/bufpool"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // serveTransform answers the inline API: PUT or GET

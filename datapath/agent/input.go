@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/egress"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // input is the object one stage of a pipeline transforms. Either local or

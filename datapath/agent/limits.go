@@ -3,7 +3,7 @@ package agent
 import (
 	"sync"
 
-	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // nodeLimits is the node-wide cap on client streams (docs/design/etl.md, "Who may use the data

@@ -8,9 +8,9 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/datapath/noderun"
 	"github.com/mlkube/mlkube/internal/access"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // The manager's node runs API (api/wire/noderuns.go):

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
-	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // QuotaAnnotation on a Namespace sets its quota of bytes per node, over the

@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/access"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // Verbs of the object API on the virtual resource objects (wire.PathObjects).

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mlkube/mlkube/datapath/internal/durable"
 	"github.com/mlkube/mlkube/internal/bufpool"
+	"github.com/mlkube/mlkube/internal/durable"
 )
 
 // inFlight is the requests each object benchmark keeps going at once.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
-	"github.com/mlkube/mlkube/datapath/internal/durable"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/bufpool"
+	"github.com/mlkube/mlkube/internal/durable"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // objectStore is the object API's side of the node's data root: each

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/datapath/noderun"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // runTransformers is the agent as its run executor sees it.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/bufpool"
+	"github.com/mlkube/mlkube/internal/status"
 	"github.com/mlkube/mlkube/internal/ws"
 )
 

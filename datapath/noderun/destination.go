@@ -10,8 +10,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mlkube/mlkube/datapath/internal/durable"
-	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/durable"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // A run's destination is checked on the file system, not by names: a

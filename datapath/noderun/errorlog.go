@@ -10,7 +10,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/datapath/internal/durable"
+	"github.com/mlkube/mlkube/internal/durable"
 )
 
 // errorLog streams every failed object of a run's attempt to a hidden file

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/mlkube/mlkube/datapath/internal/durable"
+	"github.com/mlkube/mlkube/internal/durable"
 	"io/fs"
 	"os"
 	"path"

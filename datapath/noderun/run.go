@@ -18,11 +18,11 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
-	"github.com/mlkube/mlkube/datapath/internal/durable"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/datapath/internal/recent"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/bufpool"
+	"github.com/mlkube/mlkube/internal/durable"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // Run is one attempt at this node's share of a TransformRun: the

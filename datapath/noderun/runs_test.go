@@ -17,7 +17,7 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
-	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // upper is Transformers without the agent: every stage upper-cases the object's bytes, read

@@ -43,12 +43,19 @@ const (
 )
 
 // A setting is one size at one in-flight window: the 4 KiB with 1 and 16 in flight, 1 MiB
-// and 64 MiB.
+// and 64 MiB. The object API's rows run at the settings marked objects.
 type setting struct {
 	size, inFlight int
+	objects        bool
 }
 
-var settings = []setting{{4 << 10, 1}, {4 << 10, 16}, {1 << 20, 4}, {64 << 20, 1}}
+var settings = []setting{{4 << 10, 1, false}, {4 << 10, 16, true}, {1 << 20, 4, true}, {64 << 20, 1, false}}
+
+// where the rows of a run go: the namespace, the bare pod's IP, the relay's Service, the node
+// of the load generator and the pods, and another node (empty on a cluster of one).
+type where struct {
+	ns, bare, relay, node, other string
+}
 
 func TestDataPathOnTheCluster(t *testing.T) {
 	kubeconfig := os.Getenv("MLKUBE_BENCH_KUBECONFIG")
@@ -81,7 +88,8 @@ func TestDataPathOnTheCluster(t *testing.T) {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mlkube-datapath-user"},
 	})
-	node := firstReadyNode(t, k8s)
+	nodes := readyNodes(t, k8s)
+	node := nodes[0]
 
 	transforms := map[v1alpha1.Communication]*v1alpha1.Transform{}
 	for _, comm := range v1alpha1.Communications {
@@ -117,22 +125,46 @@ func TestDataPathOnTheCluster(t *testing.T) {
 		k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	}
 
+	at := where{ns: ns, bare: bare, relay: relay, node: node}
+	if len(nodes) > 1 {
+		at.other = nodes[1]
+	} else {
+		t.Logf("one ready node: no row of a GET forwarded to another node's agent")
+	}
 	plan := loadgen.Plan{TokenFile: wire.TokenFile, Rounds: rounds, Files: map[string]int{},
 		Ready: []string{fmt.Sprintf("http://%s:%d/healthz", relay, port), agentURL + "/healthz"}}
 	for _, s := range settings {
-		for _, r := range rowsOf(s, ns, bare, relay, time.Duration(seconds)*time.Second) {
+		rows, objects := rowsOf(s, at, time.Duration(seconds)*time.Second), false
+		for _, r := range rows {
 			if only.MatchString(fmt.Sprintf("%s/%dx%d", r.Name, r.Size, r.InFlight)) {
 				plan.Rows = append(plan.Rows, r)
+				objects = objects || strings.HasPrefix(r.Name, "obj-")
 			}
+		}
+		if objects {
+			addObjectSeeds(&plan, rows, ns)
 		}
 		plan.Files[path.Join(podDataDir, ns, hpullObject(s.size))] = s.size
 	}
-	if len(plan.Rows) == 0 {
-		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16", only)
+	var sets []copySet
+	for _, s := range copySets(t) {
+		if only.MatchString("cp/" + s.name) {
+			sets = append(sets, s)
+		}
 	}
-	lines := drive(t, k8s, cs, ns, node, plan)
-	tbl := summarize(parse(t, lines), baselines)
-	t.Logf("node %s, %d rounds of %d s a row:\n%s", node, rounds, seconds, tbl)
+	if len(plan.Rows) == 0 && len(sets) == 0 {
+		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16, or cp/files and cp/big", only)
+	}
+	var lines []string
+	var tbl string
+	if len(plan.Rows) > 0 {
+		lines = drive(t, k8s, cs, ns, node, plan)
+		tbl = summarize(parse(t, lines), baselines)
+	}
+	if len(sets) > 0 {
+		tbl += copyTable(compareCopies(t, k8s, kubeconfig, ns, node, sets))
+	}
+	t.Logf("node %s (other %q), %d rounds of %d s a row:\n%s", node, at.other, rounds, seconds, tbl)
 	if out := os.Getenv("MLKUBE_BENCH_OUT"); out != "" {
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			t.Fatal(err)
@@ -145,12 +177,13 @@ func TestDataPathOnTheCluster(t *testing.T) {
 func hpullObject(size int) string { return "bench-" + strconv.Itoa(size) }
 
 // rowsOf is every path at setting s, each after the baselines it is compared to.
-func rowsOf(s setting, ns, bare, relay string, d time.Duration) []loadgen.Row {
+func rowsOf(s setting, w where, d time.Duration) []loadgen.Row {
+	ns := w.ns
 	at := func(name, method, url string) loadgen.Row {
 		return loadgen.Row{Name: name, Method: method, URL: url, Size: s.size, InFlight: s.inFlight, Duration: d}
 	}
-	direct := fmt.Sprintf("http://%s:%d", bare, port)
-	relayed := fmt.Sprintf("http://%s:%d", relay, port)
+	direct := fmt.Sprintf("http://%s:%d", w.bare, port)
+	relayed := fmt.Sprintf("http://%s:%d", w.relay, port)
 	through := func(name, tr string) loadgen.Row {
 		r := at(name, http.MethodPut, fmt.Sprintf("%s%s%s/%s/object", agentURL, wire.PathTransform, ns, tr))
 		r.Auth = true
@@ -161,7 +194,7 @@ func rowsOf(s setting, ns, bare, relay string, d time.Duration) []loadgen.Row {
 	stream := at("ws-stream", "STREAM", loadgen.StreamURL(agentURL, ns, "echo-ws"))
 	stream.Agent = true
 	file := "/file/" + strconv.Itoa(s.size)
-	return []loadgen.Row{
+	rows := []loadgen.Row{
 		at("bare", http.MethodPut, direct+"/echo"),
 		at("chain", http.MethodPut, relayed+"/echo"),
 		through("hpush", "echo-hpush"),
@@ -173,6 +206,44 @@ func rowsOf(s setting, ns, bare, relay string, d time.Duration) []loadgen.Row {
 		at("bare-ws", "STREAM", "ws"+strings.TrimPrefix(direct, "http")+"/ws"),
 		at("chain-ws", "STREAM", "ws"+strings.TrimPrefix(relayed, "http")+"/ws"),
 		stream,
+	}
+	if !s.objects {
+		return rows
+	}
+	// Each object on the node named: placement would put about half of them elsewhere.
+	object := func(name, method, object, node string) loadgen.Row {
+		r := at(name, method, fmt.Sprintf("%s%s%s/%s/%s?%s=%s", agentURL, wire.PathObjects, ns, objectPrefix, object, wire.QueryNode, node))
+		r.Auth = true
+		return r
+	}
+	size := strconv.Itoa(s.size)
+	rows = append(rows,
+		at("bare-store", loadgen.MethodStore, direct+"/store/"+size+"/{client}"),
+		object("obj-put", loadgen.MethodStore, "put/"+size+"/{client}", w.node),
+		object("obj-get", http.MethodGet, "get/"+size, w.node))
+	if w.other != "" {
+		rows = append(rows, object("obj-get-fwd", http.MethodGet, "remote/"+size, w.other))
+	}
+	return rows
+}
+
+// objectPrefix holds every object the object API's rows store.
+const objectPrefix = "bench"
+
+// addObjectSeeds stores the objects the object API's GET rows among rows read, through the object
+// API itself (so the agent records their checksum), and deletes everything under objectPrefix
+// once the rows are done. The bare pod serves the same bytes as its files. The seeds are stored
+// even when only the PUT row runs: the load generator stores them before it writes hpull's files
+// as root, so that the agent (not root) makes the namespace's directory on the node and can write
+// in it.
+func addObjectSeeds(plan *loadgen.Plan, rows []loadgen.Row, ns string) {
+	for _, r := range rows {
+		if strings.HasPrefix(r.Name, "obj-") && r.Method == http.MethodGet {
+			plan.Seeds = append(plan.Seeds, loadgen.Seed{URL: r.URL, Size: r.Size})
+		}
+	}
+	if len(plan.Cleanup) == 0 {
+		plan.Cleanup = []string{fmt.Sprintf("%s%s%s/%s/?%s=true", agentURL, wire.PathObjects, ns, objectPrefix, wire.QueryRecursive)}
 	}
 }
 
@@ -187,6 +258,11 @@ var baselines = map[string][]string{
 	"chain":     {"bare"},
 	"chain-get": {"bare-get"},
 	"chain-ws":  {"bare-ws"},
+	// The object API: a PUT against the same durable write by a bare Go server, a GET against
+	// net/http's file server of the same bytes, a forwarded GET against both.
+	"obj-put":     {"bare-store"},
+	"obj-get":     {"bare-get", "chain-get"},
+	"obj-get-fwd": {"bare-get", "obj-get"},
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -211,7 +287,8 @@ func write(t *testing.T, name, data string) {
 	}
 }
 
-func firstReadyNode(t *testing.T, k8s kubetest.Client) string {
+// readyNodes are the cluster's ready nodes, at least one.
+func readyNodes(t *testing.T, k8s kubetest.Client) []string {
 	ready, err := fixture.ReadyNodes(context.Background(), k8s)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +296,7 @@ func firstReadyNode(t *testing.T, k8s kubetest.Client) string {
 	if len(ready) == 0 {
 		t.Fatal("no ready node")
 	}
-	return ready[0]
+	return ready
 }
 
 // loadgenContainer runs the load generator image with args, as restricted pods run.
@@ -264,7 +341,8 @@ func servePod(t *testing.T, k8s kubetest.Client, ns, node, name string, args ...
 
 // drive runs plan in a load generator pod on node and returns its result lines. The pod mounts
 // the node's data root, where it writes hpull's objects into namespace ns's data (and removes
-// them when it is done), and a data path token of ns's default ServiceAccount.
+// them when it is done), and a data path token of ns's default ServiceAccount, which the object
+// API's rows present.
 func drive(t *testing.T, k8s kubetest.Client, cs *kubernetes.Clientset, ns, node string, plan loadgen.Plan) []string {
 	raw, err := json.Marshal(plan)
 	if err != nil {

@@ -86,8 +86,11 @@ func spread(vs []float64, format string) string {
 	return fmt.Sprintf(format+" (%s–%s)", med, strings.TrimSuffix(lo, "x"), hi)
 }
 
-// sizeName is an object size as the tables print it: "4 KiB", "64 MiB".
+// sizeName is an object size as the tables print it: "4 KiB", "64 MiB", "1 GiB".
 func sizeName(size int) string {
+	if size >= 1<<30 && size%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", size>>30)
+	}
 	if size >= 1<<20 {
 		return fmt.Sprintf("%d MiB", size>>20)
 	}

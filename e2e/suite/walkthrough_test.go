@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/e2e/internal/fixture"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/repo"
 )
@@ -47,15 +48,14 @@ func newShell(t *testing.T) *shell {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath",
-		"-ldflags", "-X github.com/mlkube/mlkube/internal/version.Version="+walkthroughVersion,
-		"-o", bin+string(filepath.Separator), "./cmd/kubectl-mxjob", "./cmd/kubectl-etl")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the plugins: %v\n%s", err, out)
+	if err := fixture.BuildPlugins(root, bin, walkthroughVersion); err != nil {
+		t.Fatal(err)
 	}
-	s := &shell{t: t, kubectl: suiteKubectl(t, root), dir: t.TempDir()}
+	kubectl, err := fixture.Kubectl(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &shell{t: t, kubectl: kubectl, dir: t.TempDir()}
 	s.env = append(os.Environ(),
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"KUBECONFIG="+os.Getenv("MLKUBE_E2E_KUBECONFIG"),
@@ -64,24 +64,6 @@ func newShell(t *testing.T) *shell {
 	s.want([]string{"mxjob", "version", "--client"}, "kubectl-mxjob "+walkthroughVersion)
 	s.want([]string{"etl", "version", "--client"}, "kubectl-etl "+walkthroughVersion)
 	return s
-}
-
-// suiteKubectl is the kubectl of the cluster's Kubernetes version (`hack/build/pinned.sh kube`, cached
-// by the harness), or $MLKUBE_E2E_KUBECTL.
-func suiteKubectl(t *testing.T, root string) string {
-	t.Helper()
-	if k := os.Getenv("MLKUBE_E2E_KUBECTL"); k != "" {
-		return k
-	}
-	cmd := exec.Command(filepath.Join(root, "hack", "build", "pinned.sh"), "kube", "kubectl")
-	cmd.Dir = root
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hack/build/pinned.sh kube kubectl: %v", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return filepath.Join(lines[len(lines)-1], "kubectl")
 }
 
 // as is the shell of another user of the same cluster: the same kubectl and plugins, a working

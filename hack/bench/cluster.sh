@@ -2,7 +2,10 @@
 # make bench-cluster: the data path measured on a real cluster (package e2e/bench) that
 # hack/cluster/with-cluster.sh brings up, or MLKUBE_E2E_KUBECONFIG's; the tables go to BENCH_OUT/cluster.md
 # and into docs/benchmarks.md. MLKUBE_BENCH_SECONDS (a row) and MLKUBE_BENCH_ROUNDS set the length;
-# MLKUBE_BENCH_ONLY (a regexp of <path>/<size>x<in flight>) selects rows.
+# MLKUBE_BENCH_ONLY (a regexp of <path>/<size>x<in flight>, or cp/files and cp/big) selects rows.
+# The kubectl etl cp against kubectl cp comparison copies MLKUBE_BENCH_CP_FILES files of
+# MLKUBE_BENCH_CP_FILE_KIB KiB (1000 of 1024) and one of MLKUBE_BENCH_CP_BIG_MIB MiB (1024) each way,
+# through this machine's disk: it needs about twice the data free here, and as much on the nodes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${BENCH_OUT:-_output/bench}

@@ -9,6 +9,7 @@ suite() {
   MLKUBE_E2E_KUBECONFIG=$KUBECONFIG MLKUBE_REQUIRE_E2E=1 go test -count=1 -v -timeout 45m ./e2e/suite/ ${E2E_RUN:+-run "$E2E_RUN"}
   if [ -z "${E2E_RUN:-}" ]; then
     MLKUBE_BENCH_KUBECONFIG=$KUBECONFIG MLKUBE_BENCH_SECONDS=1 MLKUBE_BENCH_ROUNDS=1 \
+      MLKUBE_BENCH_CP_FILES=20 MLKUBE_BENCH_CP_FILE_KIB=64 MLKUBE_BENCH_CP_BIG_MIB=8 \
       go test -count=1 -v -timeout 20m -run '^TestDataPathOnTheCluster$' ./e2e/bench/
   fi
 }

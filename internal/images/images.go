@@ -83,7 +83,7 @@ func (b Builder) Image(ctx context.Context, s Spec, arch string) (v1.Image, erro
 	if err != nil {
 		return nil, fmt.Errorf("image %s for %s: %w", s.Ref, arch, err)
 	}
-	img, err := imageOf(bin, s.dir(), arch, base...)
+	img, err := imageOf(bin, s.dir(), s.Links, arch, base...)
 	if err != nil {
 		return nil, fmt.Errorf("image %s for %s: %w", s.Ref, arch, err)
 	}
@@ -118,10 +118,10 @@ func TarballName(ref string) string {
 // basePath is the PATH of an image with a base layer, after the root.
 const basePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// imageOf puts the binary, built for arch, in dir ("" for /) on the base layers (or an empty base)
-// and makes it the entrypoint.
-func imageOf(bin, dir, arch string, base ...v1.Layer) (v1.Image, error) {
-	layer, err := binaryLayer(bin, dir)
+// imageOf puts the binary, built for arch, in dir ("" for /) with its links on the base layers (or
+// an empty base) and makes it the entrypoint.
+func imageOf(bin, dir string, links []string, arch string, base ...v1.Layer) (v1.Image, error) {
+	layer, err := binaryLayer(bin, dir, links)
 	if err != nil {
 		return nil, err
 	}

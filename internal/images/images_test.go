@@ -64,15 +64,15 @@ func TestBuildPrebuiltBinary(t *testing.T) {
 	}
 }
 
-// TestBuildIntoADirectory: a Spec's Dir holds the binary, with its parents as directories, and the
-// entrypoint names it there.
+// TestBuildIntoADirectory: a Spec's Dir holds the binary, with its parents as directories, and its
+// links, and the entrypoint names it there.
 func TestBuildIntoADirectory(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "kube-proxy")
 	if err := os.WriteFile(bin, []byte("#!/bin/true\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	b := Builder{Root: moduleRoot(t), OutDir: t.TempDir()}
-	path, err := b.Build(context.Background(), Spec{Ref: "registry.k8s.io/kube-proxy:v1", Binary: bin, Dir: "/usr/local/bin/"})
+	path, err := b.Build(context.Background(), Spec{Ref: "registry.k8s.io/kube-proxy:v1", Binary: bin, Dir: "/usr/local/bin/", Links: []string{"kp"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestBuildIntoADirectory(t *testing.T) {
 	if diff := cmp.Diff([]string{"/usr/local/bin/kube-proxy"}, cf.Config.Entrypoint); diff != "" {
 		t.Errorf("entrypoint (-want +got):\n%s", diff)
 	}
-	for name, mode := range map[string]int64{"usr": 0o755, "usr/local": 0o755, "usr/local/bin": 0o755, "usr/local/bin/kube-proxy": 0o755} {
+	for name, mode := range map[string]int64{"usr": 0o755, "usr/local": 0o755, "usr/local/bin": 0o755, "usr/local/bin/kube-proxy": 0o755, "usr/local/bin/kp": 0o777} {
 		if got, ok := files[name]; !ok || got != mode {
 			t.Errorf("file %s: mode %o, present %v; want %o", name, got, ok, mode)
 		}

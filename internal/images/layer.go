@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-// binaryLayer is a layer holding bin in dir ("" for the root) and an empty /tmp (Go's os.TempDir
-// and most runtimes expect one; an empty base has none).
-func binaryLayer(bin, dir string) (v1.Layer, error) {
+// binaryLayer is a layer holding bin in dir ("" for the root), links to it there by the names of
+// links, and an empty /tmp (Go's os.TempDir and most runtimes expect one; an empty base has none).
+func binaryLayer(bin, dir string, links []string) (v1.Layer, error) {
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, err
@@ -35,6 +35,9 @@ func binaryLayer(bin, dir string) (v1.Layer, error) {
 		}
 	}
 	entries = append(entries, entry{tar.Header{Name: path.Join(dir, filepath.Base(bin)), Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(data))}, data})
+	for _, l := range links {
+		entries = append(entries, entry{tar.Header{Name: path.Join(dir, l), Typeflag: tar.TypeSymlink, Linkname: filepath.Base(bin), Mode: 0o777}, nil})
+	}
 	for _, e := range entries {
 		if err := tw.WriteHeader(&e.hdr); err != nil {
 			return nil, err

@@ -42,6 +42,9 @@ type Spec struct {
 	// image whose users run a fixed path (kubeadm's kube-proxy runs /usr/local/bin/kube-proxy)
 	// names it here.
 	Dir string
+	// Links are further names of the binary in Dir, as symlinks: a program that a caller runs
+	// by a well-known name (kubectl cp runs tar in the container) dispatches on the name.
+	Links []string
 }
 
 // dir is where s's binary goes in the image, as a tar path without a leading slash ("" for /).

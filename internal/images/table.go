@@ -35,8 +35,9 @@ var (
 )
 
 // LoadGen is `make bench-cluster`'s load generator and the bare parts it measures the data path
-// against: an echo, a file server and a TCP relay (e2e/images/loadgen).
-var LoadGen = Spec{Ref: "mlkube/loadgen:dev", Package: "./e2e/images/loadgen"}
+// against: an echo, a file server, a store and a TCP relay, and the tar that kubectl cp runs in the
+// pod it copies to and from (e2e/images/loadgen).
+var LoadGen = Spec{Ref: "mlkube/loadgen:dev", Package: "./e2e/images/loadgen", Links: []string{"tar"}}
 
 // MxJobWorkload is the MxJob e2e workload: a parameter-server rendezvous wired by the DMLC
 // environment (e2e/images/mxjob-workload).

@@ -40,8 +40,9 @@ func Objects(clients int, more func() bool, newClient func() func() error) (int6
 	return done.Load(), first
 }
 
-// HTTPClient sends one object to url with method on c, payload as the body of a PUT, token as
-// its bearer token when set, and checks with chk that the result is payload.
+// HTTPClient sends one object to url with method on c, payload as the body of a PUT or STORE,
+// token as its bearer token when set, and checks with chk that the result is payload (of a
+// STORE, that the answer is the stored object's info, of payload's length).
 type HTTPClient struct {
 	C       *http.Client
 	Method  string
@@ -56,11 +57,14 @@ func (h *HTTPClient) Do() error {
 	if h.chk == nil {
 		h.chk = NewChecker(h.Payload)
 	}
-	var body io.Reader
-	if h.Method == http.MethodPut {
+	method, body := h.Method, io.Reader(nil)
+	if method == MethodStore {
+		method = http.MethodPut
+	}
+	if method == http.MethodPut {
 		body = bytes.NewReader(h.Payload)
 	}
-	req, err := http.NewRequest(h.Method, h.URL, body)
+	req, err := http.NewRequest(method, h.URL, body)
 	if err != nil {
 		return err
 	}
@@ -72,6 +76,12 @@ func (h *HTTPClient) Do() error {
 		return err
 	}
 	defer resp.Body.Close()
+	if h.Method == MethodStore {
+		if err := checkStored(resp, len(h.Payload), ""); err != nil {
+			return fmt.Errorf("PUT %s: %w", h.URL, err)
+		}
+		return nil
+	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		return fmt.Errorf("%s %s: status %d: %s", h.Method, h.URL, resp.StatusCode, msg)

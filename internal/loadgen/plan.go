@@ -2,10 +2,12 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,10 +19,12 @@ type Row struct {
 	// Name says what the row measures, e.g. "hpush" or "chain".
 	Name string `json:"name"`
 	// Method is PUT (the body is the object, the result must be it), GET (the result must be the
-	// object) or STREAM (a WebSocket of URL, ws://, each object a message; with Agent, the
-	// agent's stream API).
+	// object), STORE (MethodStore: a PUT whose answer must be the stored object's info) or STREAM
+	// (a WebSocket of URL, ws://, each object a message; with Agent, the agent's stream API).
 	Method string `json:"method"`
-	URL    string `json:"url"`
+	// URL is where the row sends objects; in a STORE row, "{client}" in it is replaced by the
+	// client's number, so that every client writes an object of its own.
+	URL string `json:"url"`
 	// Agent marks a STREAM row as the agent's stream API: control messages before the objects,
 	// the data path token presented.
 	Agent bool `json:"agent,omitempty"`
@@ -42,8 +46,8 @@ const (
 // Validate says what is wrong with r, naming the field.
 func (r Row) Validate() error {
 	switch {
-	case r.Method != http.MethodPut && r.Method != http.MethodGet && r.Method != "STREAM":
-		return fmt.Errorf("row %s: method %q is not PUT, GET or STREAM", r.Name, r.Method)
+	case r.Method != http.MethodPut && r.Method != http.MethodGet && r.Method != MethodStore && r.Method != "STREAM":
+		return fmt.Errorf("row %s: method %q is not PUT, GET, STORE or STREAM", r.Name, r.Method)
 	case r.InFlight < 1 || r.InFlight > MaxInFlight:
 		return fmt.Errorf("row %s: inFlight %d is not within 1..%d", r.Name, r.InFlight, MaxInFlight)
 	case r.Size < 0 || r.Size > MaxSize:
@@ -102,8 +106,9 @@ func (r Row) Run(ctx context.Context, token string) Result {
 		transports := []*http.Transport{}
 		res.Objects, err = Objects(r.InFlight, more, func() func() error {
 			t := NewTransport()
+			url := strings.ReplaceAll(r.URL, "{client}", strconv.Itoa(len(transports)))
 			transports = append(transports, t)
-			c := &HTTPClient{C: &http.Client{Transport: t}, Method: r.Method, URL: r.URL, Token: token, Payload: payload}
+			c := &HTTPClient{C: &http.Client{Transport: t}, Method: r.Method, URL: url, Token: token, Payload: payload}
 			return c.Do
 		})
 		for _, t := range transports {
@@ -145,9 +150,14 @@ type Plan struct {
 	Files map[string]int `json:"files,omitempty"`
 	// Ready are URLs that must answer a GET with 200 before the rows start: a Service that was
 	// just made answers only once kube-proxy has its rules.
-	Ready  []string `json:"ready,omitempty"`
-	Rows   []Row    `json:"rows"`
-	Rounds int      `json:"rounds"`
+	Ready []string `json:"ready,omitempty"`
+	// Seeds are objects stored through an object API once Ready answer, before the rows.
+	Seeds []Seed `json:"seeds,omitempty"`
+	// Cleanup are URLs DELETEd, with the token, once the rows have run or failed: the seeded
+	// and stored objects (?recursive=true removes a prefix of them).
+	Cleanup []string `json:"cleanup,omitempty"`
+	Rows    []Row    `json:"rows"`
+	Rounds  int      `json:"rounds"`
 }
 
 // ReadyTimeout bounds the wait for Plan.Ready.
@@ -156,10 +166,10 @@ const ReadyTimeout = 2 * time.Minute
 // MaxRounds bounds Plan.Rounds.
 const MaxRounds = 20
 
-// Execute writes the plan's files, then runs every row Rounds times, calling report with each
-// result as it comes, and removes the files (and the directories that held only them). It stops
-// at the first failed row.
-func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) error {
+// Execute stores the plan's seeds and writes its files, then runs every row Rounds times,
+// calling report with each result as it comes, and removes the files (and the directories that
+// held only them) and deletes its Cleanup. It stops at the first failed row.
+func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) (err error) {
 	if p.Rounds < 1 || p.Rounds > MaxRounds {
 		return fmt.Errorf("rounds %d is not within 1..%d", p.Rounds, MaxRounds)
 	}
@@ -171,6 +181,16 @@ func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) err
 			return err
 		}
 	}
+	defer func() { err = errors.Join(err, p.cleanup(ctx)) }()
+	for _, u := range p.Ready {
+		if err := waitReady(ctx, u, ReadyTimeout); err != nil {
+			return err
+		}
+	}
+	// Before the files: an object API makes the directories it stores in as its own user.
+	if err := p.seed(ctx); err != nil {
+		return err
+	}
 	for path, size := range p.Files {
 		if size < 0 || size > MaxSize {
 			return fmt.Errorf("file %s: size %d is not within 0..%d", path, size, MaxSize)
@@ -178,11 +198,6 @@ func (p Plan) Execute(ctx context.Context, report func(round int, r Result)) err
 		err := writeFile(path, Payload(size))
 		defer removeFile(path)
 		if err != nil {
-			return err
-		}
-	}
-	for _, u := range p.Ready {
-		if err := waitReady(ctx, u, ReadyTimeout); err != nil {
 			return err
 		}
 	}

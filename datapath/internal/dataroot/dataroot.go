@@ -19,7 +19,7 @@ import (
 	"syscall"
 
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/datapath/internal/status"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // Namespace is one namespace's part of the node's data directory.

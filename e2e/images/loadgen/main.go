@@ -3,11 +3,17 @@
 //
 //	loadgen serve [-listen :8080] [-files 4096,1048576]   the bare echo: PUT /echo echoes the body,
 //	                                                     /ws is a WebSocket echo, GET /file/<size>
-//	                                                     serves a file of Payload(size) bytes
+//	                                                     serves a file of Payload(size) bytes,
+//	                                                     PUT /store/<name> stores the body durably
+//	                                                     (loadgen.Store)
 //	loadgen relay [-listen :8080] -backend host:port     a TCP relay in front of a backend
 //	loadgen drive -plan '<json>'                          runs a loadgen.Plan, one JSON result a line
 //	loadgen cat                                           copies standard input to standard output:
 //	                                                     the io row's command, as small as a process is
+//	loadgen sums DIR                                      the SHA-256 of every file under DIR, as
+//	                                                     sha256sum prints them (loadgen.TreeSums)
+//	tar ...                                               (the image's link /tar) as much of tar as
+//	                                                     kubectl cp runs in a container
 package main
 
 import (
@@ -31,13 +37,20 @@ import (
 )
 
 func main() {
+	if filepath.Base(os.Args[0]) == "tar" {
+		if err := runTar(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "tar:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
 
-const usage = "usage: loadgen serve|relay|drive|cat [flags]"
+const usage = "usage: loadgen serve|relay|drive|cat|sums [flags]"
 
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
@@ -57,6 +70,15 @@ func run(args []string, out io.Writer) error {
 	case "cat":
 		_, err := io.CopyBuffer(out, os.Stdin, make([]byte, 128<<10))
 		return err
+	case "sums":
+		if fs.NArg() != 1 {
+			return errors.New("sums: one directory, please")
+		}
+		sums, err := loadgen.TreeSums(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		return loadgen.FormatSums(out, sums)
 	case "serve":
 		h, err := bareServer(*files)
 		if err != nil {
@@ -92,8 +114,9 @@ func run(args []string, out io.Writer) error {
 	return fmt.Errorf("unknown command %q; %s", args[0], usage)
 }
 
-// bareServer is the bare echo and file server; the files are written to a directory of the
-// temporary directory (an emptyDir in a pod) before it serves.
+// bareServer is the bare echo, file server and store; the files are written to a directory of
+// the temporary directory (an emptyDir in a pod) before it serves, and the store writes to
+// another.
 func bareServer(sizes string) (http.Handler, error) {
 	dir, err := os.MkdirTemp("", "files")
 	if err != nil {
@@ -111,8 +134,17 @@ func bareServer(sizes string) (http.Handler, error) {
 			return nil, err
 		}
 	}
+	store, err := os.MkdirTemp("", "store")
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(store)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /echo", loadgen.Echo)
+	mux.Handle("PUT /store/{name...}", loadgen.Store(root))
 	mux.HandleFunc("GET /ws", loadgen.WSEcho)
 	// net/http's file server, as a user's bare GET of a file would be served (sendfile).
 	mux.Handle("GET /file/", http.StripPrefix("/file/", http.FileServer(http.Dir(dir))))

@@ -16,8 +16,8 @@ import (
 	"strings"
 
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/datapath/internal/status"
 	"github.com/mlkube/mlkube/internal/bufpool"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // Hooks are called during a Create; either may be nil.
