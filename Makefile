@@ -174,11 +174,11 @@ e2e: ## images, cluster up, deploy, the e2e suite, teardown (MLKUBE_E2E_KUBECONF
 	hack/cluster/e2e.sh
 
 .PHONY: e2e-kind
-e2e-kind: ## make e2e on kind; starts and stops Debian's docker.io where no engine answers, and then builds the node image with no registry
+e2e-kind: ## the e2e suite's provider tests on kind; starts and stops Debian's docker.io where no engine answers, and then builds the node image with no registry
 	hack/cluster/e2e-kind.sh
 
 .PHONY: e2e-release
-e2e-release: ## make release to a real registry on this machine (Debian's docker-registry), then the e2e suite on the local cluster installed from it, once with the bundle and once with the chart
+e2e-release: ## make release to a real registry on this machine (Debian's docker-registry), then the e2e suite's install tests on the local cluster installed from it, once with the bundle and once with the chart
 	hack/cluster/e2e-release.sh
 
 .PHONY: kind-node-image

@@ -4,6 +4,8 @@
 # (hack/cluster/engine.sh); where kind's published node image cannot be pulled, MLKUBE_KIND_NODE_IMAGE=build
 # (the default when this script started the engine) builds the registry-free one
 # (hack/cluster/kind-node-image.sh). Other arguments go to make e2e's environment unchanged.
+# The suite runs the tests a provider changes (MLKUBE_E2E_SCOPE=provider, e2e/suite/scope_test.go);
+# MLKUBE_E2E_SCOPE= (empty) runs all of it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
@@ -18,4 +20,6 @@ if [ "$image" = build ]; then
   image=$(hack/cluster/kind-node-image.sh)
   echo "== kind node image $image ready after $(( $(date +%s) - start ))s"
 fi
-MLKUBE_CLUSTER_PROVIDER=kind MLKUBE_KIND_NODE_IMAGE=$image hack/cluster/e2e.sh
+scope=provider
+[ -z "${E2E_RUN:-}" ] || scope= # E2E_RUN picks its own tests
+MLKUBE_E2E_SCOPE=${MLKUBE_E2E_SCOPE-$scope} MLKUBE_CLUSTER_PROVIDER=kind MLKUBE_KIND_NODE_IMAGE=$image hack/cluster/e2e.sh

@@ -8,6 +8,8 @@
 # over plain HTTP. mlkube's shipped images (manager, node agent, io shim, code runtime) are not
 # preloaded: the nodes pull them from the registry. The suite's own images (test servers, the
 # example transformers its Transforms name, the MxJob workload) are preloaded as in make e2e.
+# Each install runs the tests an install changes (MLKUBE_E2E_SCOPE=install, e2e/suite/scope_test.go);
+# MLKUBE_E2E_SCOPE= (empty) runs the whole suite, without the benchmark round.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
@@ -41,11 +43,15 @@ values=$out/values.yaml
 MLKUBE_E2E_PYTHON_IMAGE=$(awk '$1 ~ /\/runtime-python3\.11:/ {print $1 "@" $2}' "$out/images.txt")
 [ -n "$MLKUBE_E2E_PYTHON_IMAGE" ] || { echo "e2e-release: no runtime-python3.11 in $out/images.txt" >&2; exit 1; }
 export MLKUBE_E2E_PYTHON_IMAGE
+scope=install
+[ -z "${E2E_RUN:-}" ] || scope= # E2E_RUN picks its own tests
+export MLKUBE_E2E_SCOPE=${MLKUBE_E2E_SCOPE-$scope}
+[ -n "$MLKUBE_E2E_SCOPE" ] || export E2E_RUN=${E2E_RUN:-.}
 
 echo "== e2e on the release's bundle ($out/install.yaml)"
-MLKUBE_BUNDLE=$out/install.yaml MLKUBE_E2E_KUBECONFIG=$kubeconfig E2E_RUN=${E2E_RUN:-.} hack/cluster/e2e.sh
+MLKUBE_BUNDLE=$out/install.yaml MLKUBE_E2E_KUBECONFIG=$kubeconfig hack/cluster/e2e.sh
 KUBECONFIG=$kubeconfig hack/cluster/kubectl.sh delete --wait=true --timeout=300s -f "$out/install.yaml"
 
 echo "== e2e on the Helm chart (values: $values)"
-MLKUBE_CHART_VALUES=$values MLKUBE_E2E_KUBECONFIG=$kubeconfig E2E_RUN=${E2E_RUN:-.} hack/cluster/e2e.sh
+MLKUBE_CHART_VALUES=$values MLKUBE_E2E_KUBECONFIG=$kubeconfig hack/cluster/e2e.sh
 echo "== e2e-release passed in $(( $(date +%s) - start ))s"

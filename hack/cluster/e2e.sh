@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # make e2e: the e2e suite on a cluster hack/cluster/with-cluster.sh brings up (or MLKUBE_E2E_KUBECONFIG's),
 # then one short round of the cluster benchmark, so its every-result-checked rows keep working
-# (its figures are make bench-cluster's business). E2E_RUN selects tests by go test's -run and
-# skips the benchmark round.
+# (its figures are make bench-cluster's business). E2E_RUN selects tests by go test's -run, or
+# MLKUBE_E2E_SCOPE one of the suite's lists (e2e/suite/scope_test.go); either skips the benchmark round.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 suite() {
   MLKUBE_E2E_KUBECONFIG=$KUBECONFIG MLKUBE_REQUIRE_E2E=1 go test -count=1 -v -timeout 45m ./e2e/suite/ ${E2E_RUN:+-run "$E2E_RUN"}
-  if [ -z "${E2E_RUN:-}" ]; then
+  if [ -z "${E2E_RUN:-}${MLKUBE_E2E_SCOPE:-}" ]; then
     MLKUBE_BENCH_KUBECONFIG=$KUBECONFIG MLKUBE_BENCH_SECONDS=1 MLKUBE_BENCH_ROUNDS=1 \
       MLKUBE_BENCH_CP_FILES=20 MLKUBE_BENCH_CP_FILE_KIB=64 MLKUBE_BENCH_CP_BIG_MIB=8 \
       go test -count=1 -v -timeout 20m -run '^TestDataPathOnTheCluster$' ./e2e/bench/
   fi
 }
 export -f suite
-export E2E_RUN
+export E2E_RUN MLKUBE_E2E_SCOPE
 hack/cluster/with-cluster.sh e2e bash -c suite
