@@ -26,7 +26,7 @@ func fetchAnonymously(t *testing.T, ns, pod, u string) (int, string) {
 func TestDataPathAccessFollowsRBAC(t *testing.T) {
 	node, nsA, clientA, tr := md5OnANode(t, v1alpha1.CommHPush)
 	data := []byte("team a's private bytes")
-	writeObject(t, nsA, clientA, "private.txt", data)
+	putObjects(t, nsA, node, map[string][]byte{"private.txt": data})
 	u := transformURL(nsA, tr.Name, "private.txt")
 	want := md5hex(data)
 	if code, body := fetchFrom(t, nsA, clientA, u); code != 200 || strings.TrimSpace(body) != want {
@@ -74,7 +74,7 @@ func TestDataPathAccessFollowsRBAC(t *testing.T) {
 // allowed (wire.MaxObjectName) leave the Transform's status within its bounds and still
 // written: a good object afterwards is counted.
 func TestDataPathStatusSurvivesAFloodOfLongNames(t *testing.T) {
-	_, ns, client, tr := md5OnANode(t, v1alpha1.CommHPush)
+	node, ns, client, tr := md5OnANode(t, v1alpha1.CommHPush)
 	var wg sync.WaitGroup
 	work := make(chan int)
 	for range 8 {
@@ -92,7 +92,7 @@ func TestDataPathStatusSurvivesAFloodOfLongNames(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
-	writeObject(t, ns, client, "good", []byte("good"))
+	putObjects(t, ns, node, map[string][]byte{"good": []byte("good")})
 	if code, body := fetchFrom(t, ns, client, transformURL(ns, tr.Name, "good")); code != 200 || strings.TrimSpace(body) != md5hex([]byte("good")) {
 		t.Fatalf("a good object after the flood: %d %q", code, body)
 	}

@@ -88,7 +88,7 @@ func TestTransformCodeInstallsItsDependencyFromAnIndexInTheCluster(t *testing.T)
 	}
 	for _, node := range nodes {
 		data := "an object on node " + node
-		writeObject(t, ns, clients[node], "greeting.txt", []byte(data))
+		putObjects(t, ns, node, map[string][]byte{"greeting.txt": []byte(data)})
 		code, body := fetchFrom(t, ns, clients[node], transformURL(ns, tr.Name, "greeting.txt"))
 		if want := helloGreeting(data); code != 200 || body != want {
 			t.Errorf("node %s: the transformer answered %d %q; want 200 %q, from the installed mlkubehello", node, code, body, want)

@@ -68,7 +68,7 @@ func TestDataPathTransformsANodeLocalObjectOnItsNode(t *testing.T) {
 	clientA, clientB := clientOn(t, ns, a), clientOn(t, ns, b)
 	object := "only-on-a.bin"
 	data := []byte("bytes that live on node " + a + " only")
-	writeObject(t, ns, clientA, object, data)
+	putObjects(t, ns, a, map[string][]byte{object: data})
 	for _, comm := range v1alpha1.Communications {
 		t.Run(string(comm), func(t *testing.T) {
 			tr := nodeMD5Transform(ns, comm)
@@ -112,7 +112,7 @@ func TestDataPathMD5OfAThousandObjects(t *testing.T) {
 		objects[name] = data
 		want[name] = md5hex(data)
 	}
-	writeObjects(t, ns, clientPod, objects)
+	putObjects(t, ns, node, objects)
 	// Eight fetches at a time: each goes through the API server's pod proxy.
 	names := slices.Sorted(maps.Keys(want))
 	var mismatches atomic.Int32
@@ -161,7 +161,7 @@ func TestDataPathPipeline(t *testing.T) {
 	k8s.WaitForStage(t, upper, v1alpha1.StageRunning)
 	k8s.WaitForStage(t, last, v1alpha1.StageRunning)
 	object := "pipeline.txt"
-	writeObject(t, ns, clientPod, object, []byte("make me loud"))
+	putObjects(t, ns, node, map[string][]byte{object: []byte("make me loud")})
 	code, body := fetchFrom(t, ns, clientPod, transformURL(ns, "upper>>"+last.Name, object))
 	if want := node + ":" + md5hex([]byte("MAKE ME LOUD")); code != 200 || body != want {
 		t.Errorf("pipeline upper>>%s got %d %q; want 200 %q", last.Name, code, body, want)

@@ -13,10 +13,11 @@ import (
 // TestEtlCopyResumesAfterBeingKilled: `kubectl etl cp` of a tree of 1,000 files, killed
 // (SIGKILL) once some but not all objects exist, completes when run again with
 // --skip-existing, which rewrites none of the objects stored whole before; the tree comes
-// back byte for byte.
+// back byte for byte. Erin runs it with nothing but edit in a namespace onboarded as
+// docs/install.md has the admin do it.
 func TestEtlCopyResumesAfterBeingKilled(t *testing.T) {
-	s := newShell(t)
-	ns := namespace(t)
+	ns := onboard(t, "erin")
+	s := newShell(t).as("erin")
 	tree := s.randomTree("tree", 1000, 64<<10, []string{"a", "a/b", "c"}, 0)
 	base := forwardToAgent(t, readyNodes(t)[0])
 	token := dataPathToken(t, ns, "default")

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,30 +68,20 @@ func clientOn(t *testing.T, ns, node string) string {
 		return false, nil
 	})
 	t.Cleanup(func() {
-		if code, body := nodeFiles(ns, pod.Name, "DELETE", "", nil); code != 204 {
+		if code, body := nodeFiles(ns, pod.Name, "DELETE", ""); code != 204 {
 			t.Logf("removing namespace %s's data from node %s: %d %s", ns, node, code, body)
 		}
 	})
 	return pod.Name
 }
 
-// nodeFiles calls the client pod's /files (or /dirs, for a path starting with "dirs:") through
-// the API server's pod proxy and returns the status and body. name is a file of namespace
-// ns's data (its directory of the node's data root), as the node agent names objects.
-func nodeFiles(ns, pod, method, name string, body []byte, params ...string) (int, string) {
-	resource := "files"
-	if p, ok := strings.CutPrefix(name, "dirs:"); ok {
-		resource, name = "dirs", p
-	}
-	req := clientset.CoreV1().RESTClient().Verb(method).Namespace(ns).Resource("pods").Name(pod+":8080").
-		SubResource("proxy").Suffix(resource, path.Join(ns, name))
-	for i := 0; i+1 < len(params); i += 2 {
-		req = req.Param(params[i], params[i+1])
-	}
-	if body != nil {
-		req = req.Body(body)
-	}
-	return proxyResult(req.Do(context.Background()))
+// nodeFiles calls the client pod's /files through the API server's pod proxy and returns the
+// status and body. name is a file of namespace ns's data (its directory of the node's data root),
+// as the node agent names objects. The suite only reads and cleans up this way: it puts objects
+// through the object API, as users do.
+func nodeFiles(ns, pod, method, name string) (int, string) {
+	return proxyResult(clientset.CoreV1().RESTClient().Verb(method).Namespace(ns).Resource("pods").Name(pod+":8080").
+		SubResource("proxy").Suffix("files", path.Join(ns, name)).Do(context.Background()))
 }
 
 // proxyResult is the status and body of a pod proxy call; a failure to reach the pod at all
@@ -120,56 +108,14 @@ func proxyResult(res rest.Result) (int, string) {
 	return code, string(raw)
 }
 
-// writeObjects puts objects (name → bytes) into the data root of the client pod's node, eight
-// at a time.
-func writeObjects(t *testing.T, ns, pod string, objects map[string][]byte) {
-	t.Helper()
-	names := make(chan string)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var failures []string
-	for range 8 {
-		wg.Go(func() {
-			for name := range names {
-				if code, body := nodeFiles(ns, pod, "PUT", name, objects[name]); code != 201 {
-					mu.Lock()
-					failures = append(failures, fmt.Sprintf("%s: %d %s", name, code, body))
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for name := range objects {
-		names <- name
-	}
-	close(names)
-	wg.Wait()
-	if len(failures) > 0 {
-		t.Fatalf("writing %d of %d objects through pod %s failed, first: %s", len(failures), len(objects), pod, failures[0])
-	}
-}
-
-func writeObject(t *testing.T, ns, pod, name string, data []byte) {
-	t.Helper()
-	writeObjects(t, ns, pod, map[string][]byte{name: data})
-}
-
 // readObject returns an object of the client pod's node, or for a directory its files, one
 // path relative to it a line.
 func readObject(t *testing.T, ns, pod, name string) (string, error) {
 	t.Helper()
-	code, body := nodeFiles(ns, pod, "GET", name, nil)
+	code, body := nodeFiles(ns, pod, "GET", name)
 	if code != 200 {
 		return "", fmt.Errorf("reading %s through pod %s: %d %s", name, pod, code, body)
 	}
 	return body, nil
 }
 
-// prepareDir makes a directory of the node's data root owned by uid, as an operator prepares a
-// node's data directory for the unprivileged agent.
-func prepareDir(t *testing.T, ns, pod, name string, uid int) {
-	t.Helper()
-	if code, body := nodeFiles(ns, pod, "PUT", "dirs:"+name, nil, "owner", fmt.Sprint(uid)); code != 201 {
-		t.Fatalf("preparing %s through pod %s: %d %s", name, pod, code, body)
-	}
-}

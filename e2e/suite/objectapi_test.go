@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"testing"
 
 	authnv1 "k8s.io/api/authentication/v1"
@@ -74,4 +75,57 @@ func listObjects(t *testing.T, base, ns, prefix, token string) (wire.ObjectList,
 		return list, fmt.Errorf("listing %s of namespace %s: %w in %.300s", prefix, ns, err, body)
 	}
 	return list, nil
+}
+
+// putObjects puts objects (name → bytes) of namespace ns on node as a user does: PUTs through the
+// object API of node's agent, as the namespace's default ServiceAccount (which may use the data
+// path), each naming the node (?node=) and checked to have landed there; eight at a time.
+func putObjects(t *testing.T, ns, node string, objects map[string][]byte) {
+	t.Helper()
+	base, token := forwardToAgent(t, node), dataPathToken(t, ns, "default")
+	names := make(chan string)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []string
+	for range 8 {
+		wg.Go(func() {
+			for name := range names {
+				if err := putObject(base, ns, node, name, token, objects[name]); err != nil {
+					mu.Lock()
+					failures = append(failures, err.Error())
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for name := range objects {
+		names <- name
+	}
+	close(names)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("putting %d of %d objects of namespace %s on %s failed, first: %s", len(failures), len(objects), ns, node, failures[0])
+	}
+}
+
+func putObject(base, ns, node, name, token string, data []byte) error {
+	path := objectPath(ns, name) + "?" + url.Values{wire.QueryNode: {node}}.Encode()
+	req, err := http.NewRequest(http.MethodPut, base+path, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("PUT %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	if resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("PUT %s: %d %s", name, resp.StatusCode, body)
+	}
+	if got := resp.Header.Get(wire.HeaderNode); got != node {
+		return fmt.Errorf("PUT %s?node=%s landed on %q", name, node, got)
+	}
+	return nil
 }

@@ -59,8 +59,8 @@ func forwardToAgent(t *testing.T, node string) string {
 // ServiceAccount of the namespace (`kubectl create token default --audience mlkube-datapath`),
 // and acts with that namespace identity; its own credentials never reach the agent.
 func TestDataPathFromOutsideTheCluster(t *testing.T) {
-	node, ns, clientPod, tr := md5OnANode(t, v1alpha1.CommWS)
-	writeObject(t, ns, clientPod, "far.txt", []byte("read from afar"))
+	node, ns, _, tr := md5OnANode(t, v1alpha1.CommWS)
+	putObjects(t, ns, node, map[string][]byte{"far.txt": []byte("read from afar")})
 	base := forwardToAgent(t, node)
 	token := dataPathToken(t, ns, "default")
 	call := func(method, path, token string, body []byte) (int, string) {

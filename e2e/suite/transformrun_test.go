@@ -57,33 +57,16 @@ func newRunCluster(t *testing.T, delay string) *runCluster {
 	return c
 }
 
-// prepare makes dir of the namespace's data on every node writable by the unprivileged agent,
-// as an operator prepares a destination.
-func (c *runCluster) prepare(t *testing.T, dirs ...string) {
-	t.Helper()
-	for _, node := range c.nodes {
-		for _, dir := range dirs {
-			prepareDir(t, c.ns, c.clients[node], dir, 65532)
-		}
-	}
-}
-
-// generate writes count objects under dir of every node's data (poison ≥ 0 poisons that one).
+// generate puts count objects under dir on every node (poison ≥ 0 poisons that one) through the
+// object API, each node's shard named for it (?node=) as a user spreads a dataset by hand.
 func (c *runCluster) generate(t *testing.T, dir string, count, poison int) {
 	t.Helper()
 	for _, node := range c.nodes {
-		params := []string{"count", fmt.Sprint(count)}
-		if poison >= 0 {
-			params = append(params, "poison", fmt.Sprint(poison))
+		shard := map[string][]byte{}
+		for i := range count {
+			shard[dir+"/"+objects.Name(i)] = objects.Content(i, node, i == poison)
 		}
-		req := clientset.CoreV1().RESTClient().Post().Namespace(c.ns).Resource("pods").Name(c.clients[node]+":8080").
-			SubResource("proxy").Suffix("generate", c.ns, dir)
-		for i := 0; i < len(params); i += 2 {
-			req = req.Param(params[i], params[i+1])
-		}
-		if code, body := proxyResult(req.Do(context.Background())); code != 201 {
-			t.Fatalf("generating %d objects on %s: %d %s", count, node, code, body)
-		}
+		putObjects(t, c.ns, node, shard)
 	}
 }
 
@@ -186,7 +169,6 @@ func TestTransformRunMD5OnEveryNode(t *testing.T) {
 	const count = 500
 	c := newRunCluster(t, "0")
 	c.generate(t, "raw", count, -1)
-	c.prepare(t, "out")
 
 	dry := c.run("dry", func(s *v1alpha1.TransformRunSpec) { s.DryRun = true })
 	k8s.MustCreate(t, dry)
@@ -244,7 +226,6 @@ func TestTransformRunPoisonedObject(t *testing.T) {
 	const count, poison = 100, 42
 	c := newRunCluster(t, "0")
 	c.generate(t, "raw", count, poison)
-	c.prepare(t, "out", "strict")
 
 	strict := c.run("strict", func(s *v1alpha1.TransformRunSpec) { s.Destination.Prefix = "strict" })
 	k8s.MustCreate(t, strict)
@@ -289,7 +270,6 @@ func TestTransformRunResumesAfterItsAgentIsDeleted(t *testing.T) {
 	const count = 400
 	c := newRunCluster(t, "0.02")
 	c.generate(t, "raw", count, -1)
-	c.prepare(t, "out")
 	run := c.run("resume", func(s *v1alpha1.TransformRunSpec) { s.WorkersPerNode = ptr.To[int32](2) })
 	k8s.MustCreate(t, run)
 	node := c.nodes[0]
@@ -321,7 +301,6 @@ func TestTransformRunSuspendAndResume(t *testing.T) {
 	const count = 300
 	c := newRunCluster(t, "0.05") // 300 objects take 7.5 s a node: the suspend lands mid-run
 	c.generate(t, "raw", count, -1)
-	c.prepare(t, "out")
 	run := c.run("pause", func(s *v1alpha1.TransformRunSpec) { s.WorkersPerNode = ptr.To[int32](2) })
 	k8s.MustCreate(t, run)
 	kubetest.WaitFor(t, k8s, "the run to get going", run, func(r *v1alpha1.TransformRun) (bool, error) {

@@ -319,7 +319,6 @@ func TestWalkthroughTransforms(t *testing.T) {
 	// A dataset on every node, each node its own objects, and a destination the agent may write.
 	const count = 20
 	c.generate(t, "raw", count, -1)
-	c.prepare(t, "out")
 	s.do(ns, "etl run md5 --src raw --dst out --wait", regexp.MustCompile(`transformrun\.etl\.mlkube\.io/md5-\S+ created`))
 	c.wantOutputs(t, count, nil)
 

@@ -6,70 +6,28 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path"
-	"strconv"
 	"strings"
-
-	"github.com/mlkube/mlkube/e2e/workloads/objects"
 )
 
-// maxFileBody bounds one PUT: the e2e suite writes objects of a few KiB.
-const maxFileBody = 16 << 20
-
 // files serves a directory of the pod (DATA_DIR, a node's data root mounted from the host) so
-// the suite writes and reads a node's objects through the API server's pod proxy, on any
-// provider (kind's nodes are containers whose disks the test process cannot see):
+// the suite can look at what is really on a node's disk, through the API server's pod proxy, on
+// any provider (kind's nodes are containers whose disks the test process cannot see): that an
+// output is on the node that made it, that no temporary file is left. It writes nothing: the
+// suite puts objects through the object API, as users do. It removes a test namespace's data
+// after the test.
 //
-//	PUT    /files/P             writes the body to P (parents made 0755), under a temporary name first
-//	PUT    /dirs/P?owner=UID    makes directory P owned by UID:UID, as an operator prepares a directory
-//	GET    /files/P             a file's bytes, or a directory's files, one relative path a line
-//	DELETE /files/P             removes P and everything under it
-//	POST   /generate/P?count=N  writes P/obj-0000 … P/obj-<N-1>, each "object <i> of node <NODE_NAME>"
-//	                            (with ?poison=K, object K starts with "poison" instead)
-//	GET    /contents/P          every visible file under P (none starting with "."), as JSON
-//	                            {relative path: content}
+//	GET    /files/P      a file's bytes, or a directory's files, one relative path a line
+//	DELETE /files/P      removes P and everything under it
+//	GET    /contents/P   every visible file under P (none starting with "."), as JSON
+//	                     {relative path: content}
 //
 // Every path is resolved inside the root by os.Root, so no name escapes it.
 type files struct{ root *os.Root }
 
 func (f files) register(mux *http.ServeMux) {
-	mux.HandleFunc("PUT /files/{path...}", f.put)
-	mux.HandleFunc("PUT /dirs/{path...}", f.mkdir)
 	mux.HandleFunc("GET /files/{path...}", f.get)
 	mux.HandleFunc("DELETE /files/{path...}", f.remove)
-	mux.HandleFunc("POST /generate/{path...}", f.generate)
 	mux.HandleFunc("GET /contents/{path...}", f.contents)
-}
-
-// maxGenerate bounds one generate: the suite writes a few thousand objects per node.
-const maxGenerate = 100000
-
-func (f files) generate(w http.ResponseWriter, r *http.Request) {
-	dir := r.PathValue("path")
-	count, err := strconv.Atoi(r.URL.Query().Get("count"))
-	if err != nil || count < 0 || count > maxGenerate {
-		http.Error(w, fmt.Sprintf("count: want a number of objects from 0 to %d", maxGenerate), http.StatusBadRequest)
-		return
-	}
-	poison := -1
-	if p := r.URL.Query().Get("poison"); p != "" {
-		if poison, err = strconv.Atoi(p); err != nil {
-			http.Error(w, "poison: want an object index", http.StatusBadRequest)
-			return
-		}
-	}
-	if err := f.root.MkdirAll(dir, 0o755); err != nil {
-		fail(w, err)
-		return
-	}
-	for i := range count {
-		data := objects.Content(i, os.Getenv("NODE_NAME"), i == poison)
-		if err := f.root.WriteFile(path.Join(dir, objects.Name(i)), data, 0o644); err != nil {
-			fail(w, err)
-			return
-		}
-	}
-	w.WriteHeader(http.StatusCreated)
 }
 
 // maxContents bounds the answer of contents.
@@ -107,48 +65,6 @@ func (f files) contents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, out)
-}
-
-func (f files) put(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("path")
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxFileBody))
-	if err != nil {
-		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if err := f.root.MkdirAll(path.Dir(name), 0o755); err != nil {
-		fail(w, err)
-		return
-	}
-	tmp := name + ".e2e-tmp"
-	if err := f.root.WriteFile(tmp, data, 0o644); err != nil {
-		fail(w, err)
-		return
-	}
-	if err := f.root.Rename(tmp, name); err != nil {
-		_ = f.root.Remove(tmp)
-		fail(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusCreated)
-}
-
-func (f files) mkdir(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("path")
-	owner, err := strconv.Atoi(r.URL.Query().Get("owner"))
-	if err != nil {
-		http.Error(w, "owner: want a numeric uid, as in ?owner=65532", http.StatusBadRequest)
-		return
-	}
-	if err := f.root.MkdirAll(name, 0o755); err != nil {
-		fail(w, err)
-		return
-	}
-	if err := f.root.Chown(name, owner, owner); err != nil {
-		fail(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusCreated)
 }
 
 func (f files) get(w http.ResponseWriter, r *http.Request) {

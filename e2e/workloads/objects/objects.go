@@ -1,5 +1,5 @@
-// Package objects names the objects the e2e testserver generates on a node (POST /generate), so
-// the suite knows every byte it should find transformed without reading the inputs back.
+// Package objects names the objects the e2e suite puts on each node for its TransformRuns, so it
+// knows every byte it should find transformed without reading the inputs back.
 package objects
 
 import "fmt"
