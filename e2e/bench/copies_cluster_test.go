@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +129,7 @@ func newCopyShell(t *testing.T, kubeconfig, ns string) *copyShell {
 	return sh
 }
 
-// run runs kubectl -n NS args, which must succeed, and returns its standard output.
+// run runs kubectl args -n NS, which must succeed, and returns its standard output.
 func (s *copyShell) run(args ...string) string {
 	s.t.Helper()
 	out, err := s.output(args...)
@@ -138,15 +139,16 @@ func (s *copyShell) run(args ...string) string {
 	return out
 }
 
-// output runs kubectl -n NS args and returns its standard output, or an error that shows both
+// output runs kubectl args -n NS and returns its standard output, or an error that shows both
 // outputs.
 func (s *copyShell) output(args ...string) (string, error) {
-	cmd := exec.Command(s.kubectl, append([]string{"-n", s.ns}, args...)...)
+	// -n goes after the command's name: kubectl refuses flags before a plugin's name.
+	cmd := exec.Command(s.kubectl, slices.Concat(args[:1], []string{"-n", s.ns}, args[1:])...)
 	cmd.Env = s.env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("$ kubectl -n %s %s: %w\n%.4000s%.4000s", s.ns, strings.Join(args, " "), err, stdout.String(), stderr.String())
+		return stdout.String(), fmt.Errorf("$ kubectl %s: %w\n%.4000s%.4000s", strings.Join(cmd.Args[1:], " "), err, stdout.String(), stderr.String())
 	}
 	return stdout.String(), nil
 }
