@@ -179,7 +179,10 @@ func New(opts Options) (*Agent, error) {
 		a.log.Warn("the temporary files of interrupted object PUTs were not all removed", "dataRoot", opts.DataRoot, "error", err)
 	}
 	a.peers = &http.Client{
-		Transport:     &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, DisableCompression: true},
+		Transport: &http.Transport{
+			MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, DisableCompression: true,
+			MaxResponseHeaderBytes: maxAnswerHeaderBytes,
+		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	a.peerToken.path = opts.PeerTokenFile
@@ -202,19 +205,30 @@ const maxLocations = 1 << 16
 // timeout bounds the whole fetch.
 const srcHeaderTimeout = 30 * time.Second
 
+// maxAnswerHeaderBytes bounds the headers of each answer from a
+// transformer (hpush, hpull and io alike) or a peer agent. net/http's
+// default is 10 MiB per answer, held in memory while it is parsed: a
+// transformer is a tenant's image, and one answering with megabytes of
+// headers on each of the agent's concurrent requests would take the node's
+// agent past its memory limit. Real answers carry a few hundred bytes of
+// headers. (ws transformers' handshakes have their own bound, in package
+// ws.)
+const maxAnswerHeaderBytes = 64 << 10
+
 // newTransport is tuned for many concurrent objects to a few node-local
 // hosts: plenty of idle connections per host, large buffers for large
 // objects, no compression (objects are opaque) and no proxy (the traffic
-// stays on the node).
+// stays on the node). Answers' headers are bounded (maxAnswerHeaderBytes).
 func newTransport() *http.Transport {
 	return &http.Transport{
-		DialContext:         dialTransformer,
-		MaxIdleConns:        1024,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-		WriteBufferSize:     bufpool.ObjectSize,
-		ReadBufferSize:      bufpool.ObjectSize,
+		DialContext:            dialTransformer,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    256,
+		IdleConnTimeout:        90 * time.Second,
+		DisableCompression:     true,
+		WriteBufferSize:        bufpool.ObjectSize,
+		ReadBufferSize:         bufpool.ObjectSize,
+		MaxResponseHeaderBytes: maxAnswerHeaderBytes,
 	}
 }
 
