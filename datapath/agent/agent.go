@@ -52,6 +52,10 @@ type Options struct {
 	// MaxStreams bounds the client streams (PathStream) open at once; one
 	// past it is refused with 429 before the upgrade.
 	MaxStreams int
+	// MaxInlineRequests bounds the inline requests (PathTransform) served
+	// at once, from admission to the end of the answer; one past it is
+	// refused with 429.
+	MaxInlineRequests int
 	// StreamIdleTimeout closes a client stream with no object in flight
 	// and none sent for that long (status 1001).
 	StreamIdleTimeout time.Duration
@@ -88,7 +92,7 @@ func DefaultOptions() Options {
 	return Options{
 		TransformerDataRoot: wire.DataRoot,
 		MaxObjectSize:       5 << 30, WSConns: 4,
-		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256,
+		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256, MaxInlineRequests: 256,
 		StreamIdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, PingInterval: 30 * time.Second,
 		MinFreeBytes:  1 << 30,
 		PeerTokenFile: wire.TokenFile, PeerServiceAccount: "system:serviceaccount:" + wire.AgentNamespace + ":node-agent",
@@ -136,7 +140,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.WSConns < 1 {
 		return nil, fmt.Errorf("agent: %d ws connections per transformer", opts.WSConns)
 	}
-	for name, v := range map[string]int{"offline runs": opts.MaxOfflineRuns, "offline workers": opts.MaxOfflineWorkers, "streams": opts.MaxStreams} {
+	for name, v := range map[string]int{"offline runs": opts.MaxOfflineRuns, "offline workers": opts.MaxOfflineWorkers, "streams": opts.MaxStreams, "inline requests": opts.MaxInlineRequests} {
 		if v < 1 {
 			return nil, fmt.Errorf("agent: a limit of %d %s", v, name)
 		}
@@ -165,7 +169,7 @@ func New(opts Options) (*Agent, error) {
 		},
 		metrics: newMetrics(),
 		stats:   recorder{node: opts.Node},
-		limits:  nodeLimits{maxStreams: opts.MaxStreams},
+		limits:  newNodeLimits(opts),
 	}
 	a.objects = &objectStore{root: root, node: opts.Node, bounds: storeBounds{
 		node: opts.Node, maxSize: opts.MaxObjectSize, minFree: opts.MinFreeBytes,
