@@ -101,6 +101,8 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	fs.IntVar(&opts.MaxOfflineRuns, "max-offline-runs", opts.MaxOfflineRuns, "runs (TransformRun shares) at once on the node; more are refused with 429")
 	fs.IntVar(&opts.MaxOfflineWorkers, "max-offline-workers", opts.MaxOfflineWorkers, "run workers at once on the node, across runs; a run past it is refused with 429")
 	fs.IntVar(&opts.MaxStreams, "max-streams", opts.MaxStreams, "client streams ("+agent.PathStream+") open at once; more are refused with 429")
+	fs.IntVar(&opts.MaxInlineRequests, "max-inline-requests", opts.MaxInlineRequests,
+		"inline requests ("+agent.PathTransform+") served at once on the node, each until its answer ends; more are refused with 429")
 	fs.DurationVar(&opts.StreamIdleTimeout, "stream-idle-timeout", opts.StreamIdleTimeout, "a client stream with no object in flight and none sent for this long is closed (1001)")
 	fs.DurationVar(&opts.WriteTimeout, "write-timeout", opts.WriteTimeout, "a client stream or transformer connection that does not read the agent's writes for this long is closed")
 	fs.DurationVar(&opts.PingInterval, "ping-interval", opts.PingInterval, "how often client streams are pinged")

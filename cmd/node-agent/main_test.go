@@ -86,15 +86,16 @@ func TestLimitFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := agent.DefaultOptions()
-	if opts.MaxOfflineRuns != def.MaxOfflineRuns || opts.MaxOfflineWorkers != def.MaxOfflineWorkers || opts.MaxStreams != def.MaxStreams {
+	if opts.MaxOfflineRuns != def.MaxOfflineRuns || opts.MaxOfflineWorkers != def.MaxOfflineWorkers || opts.MaxStreams != def.MaxStreams ||
+		opts.MaxInlineRequests != def.MaxInlineRequests {
 		t.Errorf("defaults %+v, want the agent's %+v", opts, def)
 	}
-	_, opts, err = parseFlags([]string{"--max-offline-runs=2", "--max-offline-workers=9", "--max-streams=7"}, noEnv)
+	_, opts, err = parseFlags([]string{"--max-offline-runs=2", "--max-offline-workers=9", "--max-streams=7", "--max-inline-requests=5"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := []int{opts.MaxOfflineRuns, opts.MaxOfflineWorkers, opts.MaxStreams}; !cmp.Equal(got, []int{2, 9, 7}) {
-		t.Errorf("limits %v, want [2 9 7]", got)
+	if got := []int{opts.MaxOfflineRuns, opts.MaxOfflineWorkers, opts.MaxStreams, opts.MaxInlineRequests}; !cmp.Equal(got, []int{2, 9, 7, 5}) {
+		t.Errorf("limits %v, want [2 9 7 5]", got)
 	}
 }
 

@@ -52,6 +52,10 @@ type Options struct {
 	// MaxStreams bounds the client streams (PathStream) open at once; one
 	// past it is refused with 429 before the upgrade.
 	MaxStreams int
+	// MaxInlineRequests bounds the inline requests (PathTransform) served
+	// at once, from admission to the end of the answer; one past it is
+	// refused with 429.
+	MaxInlineRequests int
 	// StreamIdleTimeout closes a client stream with no object in flight
 	// and none sent for that long (status 1001).
 	StreamIdleTimeout time.Duration
@@ -88,7 +92,7 @@ func DefaultOptions() Options {
 	return Options{
 		TransformerDataRoot: wire.DataRoot,
 		MaxObjectSize:       5 << 30, WSConns: 4,
-		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256,
+		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256, MaxInlineRequests: 256,
 		StreamIdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, PingInterval: 30 * time.Second,
 		MinFreeBytes:  1 << 30,
 		PeerTokenFile: wire.TokenFile, PeerServiceAccount: "system:serviceaccount:" + wire.AgentNamespace + ":node-agent",
@@ -136,7 +140,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.WSConns < 1 {
 		return nil, fmt.Errorf("agent: %d ws connections per transformer", opts.WSConns)
 	}
-	for name, v := range map[string]int{"offline runs": opts.MaxOfflineRuns, "offline workers": opts.MaxOfflineWorkers, "streams": opts.MaxStreams} {
+	for name, v := range map[string]int{"offline runs": opts.MaxOfflineRuns, "offline workers": opts.MaxOfflineWorkers, "streams": opts.MaxStreams, "inline requests": opts.MaxInlineRequests} {
 		if v < 1 {
 			return nil, fmt.Errorf("agent: a limit of %d %s", v, name)
 		}
@@ -165,7 +169,7 @@ func New(opts Options) (*Agent, error) {
 		},
 		metrics: newMetrics(),
 		stats:   recorder{node: opts.Node},
-		limits:  nodeLimits{maxStreams: opts.MaxStreams},
+		limits:  newNodeLimits(opts),
 	}
 	a.objects = &objectStore{root: root, node: opts.Node, bounds: storeBounds{
 		node: opts.Node, maxSize: opts.MaxObjectSize, minFree: opts.MinFreeBytes,
@@ -179,7 +183,10 @@ func New(opts Options) (*Agent, error) {
 		a.log.Warn("the temporary files of interrupted object PUTs were not all removed", "dataRoot", opts.DataRoot, "error", err)
 	}
 	a.peers = &http.Client{
-		Transport:     &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, DisableCompression: true},
+		Transport: &http.Transport{
+			MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, DisableCompression: true,
+			MaxResponseHeaderBytes: maxAnswerHeaderBytes,
+		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	a.peerToken.path = opts.PeerTokenFile
@@ -202,19 +209,30 @@ const maxLocations = 1 << 16
 // timeout bounds the whole fetch.
 const srcHeaderTimeout = 30 * time.Second
 
+// maxAnswerHeaderBytes bounds the headers of each answer from a
+// transformer (hpush, hpull and io alike) or a peer agent. net/http's
+// default is 10 MiB per answer, held in memory while it is parsed: a
+// transformer is a tenant's image, and one answering with megabytes of
+// headers on each of the agent's concurrent requests would take the node's
+// agent past its memory limit. Real answers carry a few hundred bytes of
+// headers. (ws transformers' handshakes have their own bound, in package
+// ws.)
+const maxAnswerHeaderBytes = 64 << 10
+
 // newTransport is tuned for many concurrent objects to a few node-local
 // hosts: plenty of idle connections per host, large buffers for large
 // objects, no compression (objects are opaque) and no proxy (the traffic
-// stays on the node).
+// stays on the node). Answers' headers are bounded (maxAnswerHeaderBytes).
 func newTransport() *http.Transport {
 	return &http.Transport{
-		DialContext:         dialTransformer,
-		MaxIdleConns:        1024,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-		WriteBufferSize:     bufpool.ObjectSize,
-		ReadBufferSize:      bufpool.ObjectSize,
+		DialContext:            dialTransformer,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    256,
+		IdleConnTimeout:        90 * time.Second,
+		DisableCompression:     true,
+		WriteBufferSize:        bufpool.ObjectSize,
+		ReadBufferSize:         bufpool.ObjectSize,
+		MaxResponseHeaderBytes: maxAnswerHeaderBytes,
 	}
 }
 

@@ -39,8 +39,10 @@
 // from the receiving node only. Writes are durable (package durable) and
 // bounded (objbounds.go).
 //
-// Node-wide caps (Options.MaxOfflineRuns, MaxOfflineWorkers, MaxStreams)
-// answer 429 past them: a few callers must not take the whole node. Client
+// Node-wide caps (Options.MaxOfflineRuns, MaxOfflineWorkers, MaxStreams,
+// MaxInlineRequests) answer 429 past them: a few callers must not take the
+// whole node. Transformers' answers have bounded headers
+// (maxAnswerHeaderBytes; package ws bounds a handshake's). Client
 // streams are closed when idle (StreamIdleTimeout) and pinged; a stream or
 // pooled transformer connection whose peer stops reading is closed after
 // WriteTimeout rather than holding the agent's buffers.

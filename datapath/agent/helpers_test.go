@@ -162,10 +162,15 @@ func (e *env) addTransform(name string, comm etlv1alpha1.Communication, arg etlv
 }
 
 func (e *env) setTimeout(name string, d time.Duration) {
+	e.editTarget(name, func(t *Target) { t.ObjectTimeout = d })
+}
+
+// editTarget changes the Target of the Transform default/name.
+func (e *env) editTarget(name string, edit func(*Target)) {
 	e.resolver.mu.Lock()
 	defer e.resolver.mu.Unlock()
 	t := e.resolver.targets["default/"+name]
-	t.ObjectTimeout = d
+	edit(&t)
 	e.resolver.targets["default/"+name] = t
 }
 

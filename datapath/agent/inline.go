@@ -48,6 +48,13 @@ func (a *Agent) serveTransform(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, p, err)
 		return
 	}
+	// Until its answer ends, each holds goroutines, buffers and a
+	// transformer's connection.
+	if err := a.limits.inline.admit(); err != nil {
+		a.fail(w, p, err)
+		return
+	}
+	defer a.limits.inline.release()
 	o := &objectRun{a: a, object: p.object, start: time.Now()}
 	ctx, cancel := context.WithTimeout(r.Context(), objectTimeoutOf(targets))
 	defer cancel()

@@ -6,30 +6,47 @@ import (
 	"github.com/mlkube/mlkube/internal/status"
 )
 
-// nodeLimits is the node-wide cap on client streams (docs/design/etl.md, "Who may use the data
-// path"): each holds goroutines, buffers and transformer connections, so without a cap a few
-// callers could take the whole node. The caps on offline runs are package noderun's.
+// nodeLimits are the node-wide caps on client streams and inline requests
+// (docs/design/etl.md, "Who may use the data path"): each holds goroutines,
+// buffers and transformer connections, so without a cap a few callers could
+// take the whole node. The caps on offline runs are package noderun's.
 type nodeLimits struct {
-	maxStreams int
-
-	mu      sync.Mutex
-	streams int
+	streams, inline nodeCap
 }
 
-// admitStream takes one stream, or fails with 429; releaseStream gives it
-// back.
-func (l *nodeLimits) admitStream() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.streams >= l.maxStreams {
-		return status.TooMany("streams", l.maxStreams, "--max-streams")
+func newNodeLimits(o Options) nodeLimits {
+	return nodeLimits{
+		streams: nodeCap{what: "streams", flag: "--max-streams", max: o.MaxStreams},
+		inline:  nodeCap{what: "inline requests", flag: "--max-inline-requests", max: o.MaxInlineRequests},
 	}
-	l.streams++
+}
+
+// nodeCap counts what is held at once on the node, up to max. Whatever
+// divides the node among callers (a share per namespace) belongs here,
+// with the count.
+type nodeCap struct {
+	// what is counted and the flag that sets max, for the refusal.
+	what, flag string
+	max        int
+
+	mu   sync.Mutex
+	held int
+}
+
+// admit takes one, or fails with 429 naming the limit and its flag;
+// release gives it back.
+func (c *nodeCap) admit() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held >= c.max {
+		return status.TooMany(c.what, c.max, c.flag)
+	}
+	c.held++
 	return nil
 }
 
-func (l *nodeLimits) releaseStream() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.streams--
+func (c *nodeCap) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held--
 }

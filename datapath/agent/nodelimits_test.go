@@ -1,8 +1,12 @@
 package agent
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,11 +96,7 @@ func TestStreamsCap(t *testing.T) {
 	// Refused before the upgrade: a plain GET gets the JSON error.
 	wantTooMany(t, e.do(http.MethodGet, e.url+PathStream+"default/t", nil), "--max-streams")
 	c.conn.CloseNow()
-	waitUntil(t, func() bool {
-		e.agent.limits.mu.Lock()
-		defer e.agent.limits.mu.Unlock()
-		return e.agent.limits.streams == 0
-	})
+	waitUntil(t, func() bool { return e.streamsOpen() == 0 })
 	c = dialStream(t, e, "t")
 	if err := c.send("x", "", []byte("hi")); err != nil {
 		t.Fatal(err)
@@ -107,11 +107,73 @@ func TestStreamsCap(t *testing.T) {
 	}
 }
 
+// heldOf is what c holds now.
+func heldOf(c *nodeCap) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held
+}
+
+// TestInlineRequestsCap: with the node's inline requests all held by a slow
+// transformer, one more is refused with 429 naming the flag, and once they
+// have been answered the next is served.
+func TestInlineRequestsCap(t *testing.T) {
+	const limit = 3
+	e := newEnv(t, func(o *Options) { o.MaxInlineRequests = limit })
+	// The first limit objects wait for release; any later one is answered
+	// at once.
+	release := make(chan struct{})
+	releaseAll := sync.OnceFunc(func() { close(release) })
+	var arrived atomic.Int32
+	e.addTransform("slow", etlv1alpha1.CommHPush, "", func(ctx context.Context, in io.Reader, _, _ string) (io.Reader, error) {
+		io.Copy(io.Discard, in)
+		if arrived.Add(1) <= limit {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return strings.NewReader("done"), nil
+	})
+	t.Cleanup(releaseAll) // before the transformer's shutdown waits for its objects
+	e.writeObject("obj", []byte("x"))
+	url := e.transformURL("slow", "obj", wire.Query{})
+	held := make(chan int, limit)
+	for range limit {
+		go func() {
+			resp, err := e.client.Get(url)
+			if err != nil {
+				held <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			held <- resp.StatusCode
+		}()
+	}
+	waitUntil(t, func() bool { return arrived.Load() == limit })
+	wantTooMany(t, e.do(http.MethodGet, url, nil), "--max-inline-requests")
+	// A PUT counts alike.
+	wantTooMany(t, e.put("slow", "obj", wire.Query{}, []byte("x")), "--max-inline-requests")
+	releaseAll()
+	for range limit {
+		if code := <-held; code != http.StatusOK {
+			t.Errorf("a held request ended with %d, want 200", code)
+		}
+	}
+	waitUntil(t, func() bool { return heldOf(&e.agent.limits.inline) == 0 })
+	if a := e.do(http.MethodGet, url, nil); a.status != http.StatusOK || string(a.body) != "done" {
+		t.Errorf("request after the held ones ended: %d %s", a.status, a.body)
+	}
+}
+
 func TestNewRefusesZeroLimits(t *testing.T) {
 	for _, set := range []func(*Options){
 		func(o *Options) { o.MaxOfflineRuns = 0 },
 		func(o *Options) { o.MaxOfflineWorkers = 0 },
 		func(o *Options) { o.MaxStreams = 0 },
+		func(o *Options) { o.MaxInlineRequests = 0 },
 		func(o *Options) { o.StreamIdleTimeout = 0 },
 		func(o *Options) { o.WriteTimeout = 0 },
 		func(o *Options) { o.PingInterval = 0 },

@@ -63,11 +63,11 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, p, status.BadRequest(fmt.Errorf("streams need a ws transform; %s uses %s", t.Key(), t.Communication)))
 		return
 	}
-	if err := a.limits.admitStream(); err != nil {
+	if err := a.limits.streams.admit(); err != nil {
 		a.fail(w, p, err)
 		return
 	}
-	defer a.limits.releaseStream()
+	defer a.limits.streams.release()
 	conn, err := ws.Accept(w, r)
 	if err != nil {
 		return // Accept has answered

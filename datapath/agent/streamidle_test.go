@@ -17,9 +17,7 @@ import (
 
 // streamsOpen is how many client streams the agent holds now.
 func (e *env) streamsOpen() int {
-	e.agent.limits.mu.Lock()
-	defer e.agent.limits.mu.Unlock()
-	return e.agent.limits.streams
+	return heldOf(&e.agent.limits.streams)
 }
 
 // TestStreamIdleTimeout: a stream with nothing in flight and nothing sent

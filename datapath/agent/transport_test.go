@@ -1,14 +1,22 @@
 package agent
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
@@ -51,4 +59,86 @@ func TestTransformerConnReadFrom(t *testing.T) {
 	if data := <-got; !bytes.Equal(data, append(body, 'x')) {
 		t.Errorf("the peer received %d bytes, want %d", len(data), len(body)+1)
 	}
+}
+
+// TestTransformerAnswerHeadersBounded: a transformer answering with 1 MiB of
+// headers, by any mechanism (the ws handshake's 101 too), fails its object
+// with a 502 of that Transform rather than having the agent hold them, and
+// the agent serves the transformer's next good answer.
+func TestTransformerAnswerHeadersBounded(t *testing.T) {
+	for _, comm := range comms {
+		t.Run(string(comm), func(t *testing.T) {
+			e := newEnv(t)
+			s := e.addTransform("big", comm, "", echo)
+			p := &padded{h: s.Handler}
+			p.on.Store(true)
+			ts := httptest.NewServer(p)
+			t.Cleanup(ts.Close)
+			e.editTarget("big", func(t *Target) { t.URL = ts.URL })
+			a := e.put("big", "obj", wire.Query{}, []byte("hello"))
+			if a.status != http.StatusBadGateway {
+				t.Fatalf("answer with 1 MiB of headers: %d %.200s, want 502", a.status, a.body)
+			}
+			if ae := a.apiError(t); ae.Transform != "default/big" || !strings.Contains(ae.Error, "headers") {
+				t.Errorf("502 says %+v, want the Transform and its headers", ae)
+			}
+			p.on.Store(false)
+			if a := e.put("big", "obj", wire.Query{}, []byte("hello")); a.status != http.StatusOK || string(a.body) != "hello" {
+				t.Errorf("next object once the headers are small: %d %.200s", a.status, a.body)
+			}
+		})
+	}
+}
+
+// padSize is how many bytes of headers padded adds to an answer.
+const padSize = 1 << 20
+
+// padded serves h, adding padSize bytes of headers to every answer while on
+// is set: to the ws handshake's 101 too, which h writes on the connection it
+// takes over.
+type padded struct {
+	h  http.Handler
+	on atomic.Bool
+}
+
+func (p *padded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.on.Load() {
+		p.h.ServeHTTP(w, r)
+		return
+	}
+	for i := range padSize / 1024 {
+		w.Header().Set(fmt.Sprintf("X-Pad-%04d", i), strings.Repeat("p", 1024-len("X-Pad-0000: \r\n")))
+	}
+	p.h.ServeHTTP(padHijacker{w}, r)
+}
+
+// padHijacker hands out connections that pad the first answer written on
+// them.
+type padHijacker struct{ http.ResponseWriter }
+
+func (w padHijacker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w padHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	nc, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	return &padConn{Conn: nc}, brw, err
+}
+
+// padConn adds padSize bytes of headers behind the status line of the
+// first answer written.
+type padConn struct {
+	net.Conn
+	padded bool
+}
+
+func (c *padConn) Write(b []byte) (int, error) {
+	i := bytes.Index(b, []byte("\r\n"))
+	if c.padded || i < 0 {
+		return c.Conn.Write(b)
+	}
+	c.padded = true
+	pad := bytes.Repeat([]byte("X-Pad: "+strings.Repeat("p", 1024-len("X-Pad: \r\n"))+"\r\n"), padSize/1024)
+	if _, err := c.Conn.Write(slices.Concat(b[:i+2], pad, b[i+2:])); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -83,26 +83,94 @@ func clientHandshake(ctx context.Context, nc net.Conn, u *url.URL, header http.H
 	if _, err := io.WriteString(nc, req); err != nil {
 		return nil, handshakeFailed(ctx, err)
 	}
-	br := bufio.NewReader(nc)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
-	if err != nil {
+	br := newAnswerReader(nc)
+	if err := readAnswer(br, key); err != nil {
 		return nil, handshakeFailed(ctx, err)
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		resp.Body.Close()
-		return nil, &HandshakeError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
-	}
-	if !headerHas(resp.Header, "Upgrade", "websocket") || !headerHas(resp.Header, "Connection", "upgrade") {
-		return nil, errors.New("server answered 101 without upgrading to websocket")
-	}
-	if resp.Header.Get("Sec-WebSocket-Accept") != acceptKey(key) {
-		return nil, errors.New("server answered a wrong Sec-WebSocket-Accept")
 	}
 	if !stop() {
 		return nil, ctx.Err()
 	}
 	return newConn(nc, buffered(br), true), nil
+}
+
+// A handshake answer's status line and headers must end, with their blank
+// line, within maxHandshakeBytes and maxHandshakeLines: a server that sends
+// headers without end (a tenant's transformer, for the node agent) is
+// refused once it passes either, having had the client read and hold no
+// more than maxHandshakeBytes of it. Lines are bounded apart because each
+// header costs more to parse than its bytes. A real answer is a few hundred
+// bytes in a handful of lines.
+const (
+	maxHandshakeBytes = 16 << 10
+	maxHandshakeLines = 64
+)
+
+// ErrHandshakeTooLarge is a handshake answer whose status line and headers
+// pass maxHandshakeBytes or maxHandshakeLines; the error says which.
+var ErrHandshakeTooLarge = errors.New("ws handshake: the server's answer is too large")
+
+// newAnswerReader is the buffer the answer is read through: it holds a
+// whole head within the bounds.
+func newAnswerReader(nc io.Reader) *bufio.Reader {
+	return bufio.NewReaderSize(nc, maxHandshakeBytes)
+}
+
+// readAnswer reads the server's answer to the handshake of key from br (of
+// newAnswerReader) and checks that it upgrades the connection. What
+// follows the answer stays in br: frames the server sent right behind it.
+func readAnswer(br *bufio.Reader, key string) error {
+	if err := bufferHead(br); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		resp.Body.Close()
+		return &HandshakeError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	}
+	if !headerHas(resp.Header, "Upgrade", "websocket") || !headerHas(resp.Header, "Connection", "upgrade") {
+		return errors.New("server answered 101 without upgrading to websocket")
+	}
+	if resp.Header.Get("Sec-WebSocket-Accept") != acceptKey(key) {
+		return errors.New("server answered a wrong Sec-WebSocket-Accept")
+	}
+	return nil
+}
+
+// bufferHead reads into br, without consuming it, the answer's status line
+// and headers up to the blank line that ends them, or fails once they pass
+// the bounds: http.ReadResponse then parses them from br's buffer alone.
+func bufferHead(br *bufio.Reader) error {
+	pos, lines := 0, 0 // the start of the line being looked for, and the lines before it
+	for {
+		buf, _ := br.Peek(br.Buffered()) // what is buffered: never fails
+		for {
+			i := bytes.IndexByte(buf[pos:], '\n')
+			if i < 0 {
+				break
+			}
+			line := buf[pos : pos+i+1]
+			pos, lines = pos+i+1, lines+1
+			if string(line) == "\r\n" || string(line) == "\n" {
+				return nil
+			}
+			if lines == maxHandshakeLines {
+				return fmt.Errorf("%w: more than %d lines of status line and headers, the limit", ErrHandshakeTooLarge, maxHandshakeLines)
+			}
+		}
+		if len(buf) >= maxHandshakeBytes {
+			return fmt.Errorf("%w: more than %d bytes of status line and headers, the limit", ErrHandshakeTooLarge, maxHandshakeBytes)
+		}
+		if _, err := br.Peek(len(buf) + 1); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
 }
 
 func handshakeFailed(ctx context.Context, err error) error {
@@ -113,7 +181,8 @@ func handshakeFailed(ctx context.Context, err error) error {
 }
 
 // Accept upgrades an HTTP request to a connection. A request that is not a
-// WebSocket upgrade is answered with an error status, and err says why.
+// WebSocket upgrade is answered with an error status, and err says why. The
+// request's headers were read by the http.Server, within its MaxHeaderBytes.
 func Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 	key, status, err := checkUpgrade(r)
 	if err != nil {
