@@ -171,14 +171,26 @@ func (r *Reviewer) review(ctx context.Context, token string) (tokenAnswer, time.
 		}
 		return tokenAnswer{reason: reason + fmt.Sprintf(" (it must be a live ServiceAccount token for audience %q)", r.opts.Audience)}, r.opts.DenyTTL, nil
 	}
-	if len(st.Audiences) > 0 && !slices.Contains(st.Audiences, r.opts.Audience) {
-		return tokenAnswer{reason: fmt.Sprintf("the token is for %v, not for %q", st.Audiences, r.opts.Audience)}, r.opts.DenyTTL, nil
+	// The review asked for the agent's audience; only an answer that confirms it is trusted. An
+	// empty list is no confirmation: an authenticator that ignored the audience would let in a
+	// token issued for anything else, the API server's own included.
+	if !slices.Contains(st.Audiences, r.opts.Audience) {
+		return tokenAnswer{reason: wrongAudience(st.Audiences, r.opts.Audience)}, r.opts.DenyTTL, nil
 	}
 	extra := make(map[string][]string, len(st.User.Extra))
 	for k, v := range st.User.Extra {
 		extra[k] = v
 	}
 	return tokenAnswer{caller: Caller{Name: st.User.Username, UID: st.User.UID, Groups: st.User.Groups, Extra: extra}}, r.opts.AllowTTL, nil
+}
+
+// wrongAudience says why a TokenReview answer naming the audiences got does not admit a token
+// for want.
+func wrongAudience(got []string, want string) string {
+	if len(got) == 0 {
+		return fmt.Sprintf("the API server did not confirm that the token is for %q (its TokenReview answer names no audience)", want)
+	}
+	return fmt.Sprintf("the token is for %v, not for %q", got, want)
 }
 
 // Authorize asks RBAC, by SubjectAccessReview, whether c may do q.

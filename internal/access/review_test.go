@@ -23,10 +23,12 @@ const audience = "mlkube-datapath"
 // apiServer stands in for the API server's TokenReview and SubjectAccessReview endpoints in unit
 // tests: tokens maps a token to its user, allowed says which "user verb resource ns" RBAC allows.
 type apiServer struct {
-	mu             sync.Mutex
-	tokens         map[string]string
-	allowed        map[string]bool
-	failing        bool
+	mu      sync.Mutex
+	tokens  map[string]string
+	allowed map[string]bool
+	failing bool
+	// noAudiences: TokenReview answers confirm no audience (status.audiences empty).
+	noAudiences    bool
 	reviews, asked atomic.Int32
 	gate           chan struct{} // when set, reviews wait on it
 }
@@ -48,6 +50,9 @@ func newReviewer(t *testing.T, s *apiServer, clock *time.Time) *Reviewer {
 		if user, ok := s.tokens[tr.Spec.Token]; ok {
 			tr.Status = authnv1.TokenReviewStatus{Authenticated: true, Audiences: tr.Spec.Audiences,
 				User: authnv1.UserInfo{Username: user, UID: "uid-" + user, Groups: []string{"system:serviceaccounts"}}}
+			if s.noAudiences {
+				tr.Status.Audiences = nil
+			}
 		} else {
 			tr.Status = authnv1.TokenReviewStatus{Error: "invalid bearer token"}
 		}
@@ -144,6 +149,19 @@ func TestAnswersAreCachedThenExpire(t *testing.T) {
 	}
 	if got := s.asked.Load(); got != 2 {
 		t.Errorf("%d access reviews, want 2", got)
+	}
+}
+
+// TestAnswerMustConfirmTheAudience: an answer that authenticates the token but does not say it is
+// for the agent's audience is not trusted: the agent asked for mlkube-datapath, and an API server
+// (or authenticator) that ignores the audience would let any of the user's tokens in.
+func TestAnswerMustConfirmTheAudience(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := &apiServer{tokens: map[string]string{"tok": "sa"}, allowed: map[string]bool{"sa use etl.mlkube.io/transforms a": true}, noAudiences: true}
+	r := newReviewer(t, s, &clock)
+	_, err := r.Check(context.Background(), withToken("tok"), useMD5)
+	if Status(err) != 401 || !strings.Contains(err.Error(), `"mlkube-datapath"`) {
+		t.Fatalf("Check with an answer of no audience = %v (status %d); want 401 naming the audience", err, Status(err))
 	}
 }
 
