@@ -134,12 +134,8 @@ func (r *Reviewer) Check(ctx context.Context, hr *http.Request, reqs ...Request)
 
 // Authenticate returns who token belongs to, by TokenReview for the reviewer's audience.
 func (r *Reviewer) Authenticate(ctx context.Context, token string) (Caller, error) {
-	switch {
-	case token == "":
-		return Caller{}, fmt.Errorf("%w: no bearer token; send a ServiceAccount token with audience %q in the Authorization header (a projected token volume, or `kubectl create token SA --audience %s`)",
-			ErrUnauthenticated, r.opts.Audience, r.opts.Audience)
-	case len(token) > maxTokenLen:
-		return Caller{}, fmt.Errorf("%w: the bearer token is longer than %d bytes", ErrUnauthenticated, maxTokenLen)
+	if err := r.checkToken(token); err != nil {
+		return Caller{}, err
 	}
 	sum := sha256.Sum256([]byte(token))
 	a, err := r.callers.lookup(string(sum[:]), func() (tokenAnswer, time.Duration, error) {
@@ -154,6 +150,38 @@ func (r *Reviewer) Authenticate(ctx context.Context, token string) (Caller, erro
 		return Caller{}, fmt.Errorf("%w: %s", ErrUnauthenticated, a.reason)
 	}
 	return a.caller, nil
+}
+
+// checkToken refuses a token that cannot be a ServiceAccount token before it costs a cache entry
+// or a TokenReview: none, one over maxTokenLen, or one not shaped as a JWT.
+func (r *Reviewer) checkToken(token string) error {
+	switch {
+	case token == "":
+		return fmt.Errorf("%w: no bearer token; send a ServiceAccount token with audience %q in the Authorization header (a projected token volume, or `kubectl create token SA --audience %s`)",
+			ErrUnauthenticated, r.opts.Audience, r.opts.Audience)
+	case len(token) > maxTokenLen:
+		return fmt.Errorf("%w: the bearer token is longer than %d bytes", ErrUnauthenticated, maxTokenLen)
+	case !jwtShaped(token):
+		return fmt.Errorf("%w: the bearer token is not a JWT (three base64url segments joined by dots); send a ServiceAccount token with audience %q",
+			ErrUnauthenticated, r.opts.Audience)
+	}
+	return nil
+}
+
+// jwtShaped reports whether token has the shape of a JWT in compact serialization, as every
+// ServiceAccount token has: three non-empty base64url segments joined by dots.
+func jwtShaped(token string) bool {
+	n := 0
+	for seg := range strings.SplitSeq(token, ".") {
+		if n++; n > 3 || seg == "" || strings.ContainsFunc(seg, notBase64URL) {
+			return false
+		}
+	}
+	return n == 3
+}
+
+func notBase64URL(c rune) bool {
+	return (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '_'
 }
 
 func (r *Reviewer) review(ctx context.Context, token string) (tokenAnswer, time.Duration, error) {

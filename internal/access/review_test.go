@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -80,6 +81,11 @@ func newReviewer(t *testing.T, s *apiServer, clock *time.Time) *Reviewer {
 	return NewReviewer(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews(), opts)
 }
 
+// jwt is a token of a JWT's shape (header.payload.signature, base64url) that stands for name.
+func jwt(name string) string {
+	return "eyJhbGciOiJSUzI1NiJ9." + base64.RawURLEncoding.EncodeToString([]byte(name)) + ".c2ln"
+}
+
 func withToken(token string) *http.Request {
 	r, _ := http.NewRequest("GET", "http://agent/v1/transform/a/md5/x", nil)
 	if token != "" {
@@ -92,7 +98,7 @@ var useMD5 = Request{Verb: VerbUse, Namespace: "a", Resource: ResourceTransform,
 
 func TestCheckAuthenticatesAndAuthorizes(t *testing.T) {
 	clock := time.Unix(1000, 0)
-	s := &apiServer{tokens: map[string]string{"tok-a": "sa-a", "tok-b": "sa-b"},
+	s := &apiServer{tokens: map[string]string{jwt("tok-a"): "sa-a", jwt("tok-b"): "sa-b"},
 		allowed: map[string]bool{"sa-a use etl.mlkube.io/transforms a": true}}
 	r := newReviewer(t, s, &clock)
 	for name, tc := range map[string]struct {
@@ -101,9 +107,9 @@ func TestCheckAuthenticatesAndAuthorizes(t *testing.T) {
 		wantIn     string
 	}{
 		"no token":               {"", 401, `audience "mlkube-datapath"`},
-		"unknown token":          {"forged", 401, "invalid bearer token"},
-		"allowed":                {"tok-a", 0, ""},
-		"authenticated, no RBAC": {"tok-b", 403, "sa-b may not use transforms.etl.mlkube.io md5 in namespace a"},
+		"unknown token":          {jwt("forged"), 401, "invalid bearer token"},
+		"allowed":                {jwt("tok-a"), 0, ""},
+		"authenticated, no RBAC": {jwt("tok-b"), 403, "sa-b may not use transforms.etl.mlkube.io md5 in namespace a"},
 		"too long":               {strings.Repeat("x", maxTokenLen+1), 401, "longer than"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -125,11 +131,11 @@ func TestCheckAuthenticatesAndAuthorizes(t *testing.T) {
 // once the refusal expires.
 func TestAnswersAreCachedThenExpire(t *testing.T) {
 	clock := time.Unix(1000, 0)
-	s := &apiServer{tokens: map[string]string{"tok": "sa"}, allowed: map[string]bool{}}
+	s := &apiServer{tokens: map[string]string{jwt("tok"): "sa"}, allowed: map[string]bool{}}
 	r := newReviewer(t, s, &clock)
 	ctx := context.Background()
 	for range 100 {
-		if _, err := r.Check(ctx, withToken("tok"), useMD5); Status(err) != 403 {
+		if _, err := r.Check(ctx, withToken(jwt("tok")), useMD5); Status(err) != 403 {
 			t.Fatalf("Check = %v, want 403", err)
 		}
 	}
@@ -140,11 +146,11 @@ func TestAnswersAreCachedThenExpire(t *testing.T) {
 	s.allowed["sa use etl.mlkube.io/transforms a"] = true // a RoleBinding is created
 	s.mu.Unlock()
 	clock = clock.Add(r.opts.DenyTTL - time.Millisecond)
-	if _, err := r.Check(ctx, withToken("tok"), useMD5); Status(err) != 403 {
+	if _, err := r.Check(ctx, withToken(jwt("tok")), useMD5); Status(err) != 403 {
 		t.Fatalf("before the refusal expires: %v, want the cached 403", err)
 	}
 	clock = clock.Add(time.Millisecond)
-	if _, err := r.Check(ctx, withToken("tok"), useMD5); err != nil {
+	if _, err := r.Check(ctx, withToken(jwt("tok")), useMD5); err != nil {
 		t.Fatalf("after the refusal expired: %v, want allowed", err)
 	}
 	if got := s.asked.Load(); got != 2 {
@@ -157,27 +163,56 @@ func TestAnswersAreCachedThenExpire(t *testing.T) {
 // (or authenticator) that ignores the audience would let any of the user's tokens in.
 func TestAnswerMustConfirmTheAudience(t *testing.T) {
 	clock := time.Unix(1000, 0)
-	s := &apiServer{tokens: map[string]string{"tok": "sa"}, allowed: map[string]bool{"sa use etl.mlkube.io/transforms a": true}, noAudiences: true}
+	s := &apiServer{tokens: map[string]string{jwt("tok"): "sa"}, allowed: map[string]bool{"sa use etl.mlkube.io/transforms a": true}, noAudiences: true}
 	r := newReviewer(t, s, &clock)
-	_, err := r.Check(context.Background(), withToken("tok"), useMD5)
+	_, err := r.Check(context.Background(), withToken(jwt("tok")), useMD5)
 	if Status(err) != 401 || !strings.Contains(err.Error(), `"mlkube-datapath"`) {
 		t.Fatalf("Check with an answer of no audience = %v (status %d); want 401 naming the audience", err, Status(err))
 	}
 }
 
+// TestMalformedTokensCostNoReview: what does not have a JWT's shape (three base64url segments,
+// as every ServiceAccount token has) is refused with 401 without a TokenReview and without a
+// cache entry, so a flood of garbage costs the API server nothing.
+func TestMalformedTokensCostNoReview(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := &apiServer{tokens: map[string]string{}}
+	r := newReviewer(t, s, &clock)
+	var refusals int
+	var last error
+	for i := range 200 {
+		for _, token := range []string{
+			fmt.Sprintf("forged-%d", i), // one segment
+			fmt.Sprintf("a.b%d", i),     // two
+			fmt.Sprintf("a.b.c.%d", i),  // four
+			fmt.Sprintf("a..%d", i),     // an empty one
+			fmt.Sprintf("a.b+/=.%d", i), // base64, not base64url
+		} {
+			_, last = r.Authenticate(context.Background(), token)
+			if Status(last) == 401 && strings.Contains(last.Error(), "JWT") {
+				refusals++
+			}
+		}
+	}
+	if n := s.reviews.Load(); n != 0 || refusals != 1000 || r.callers.len() != 0 {
+		t.Errorf("1000 malformed tokens: %d TokenReviews, %d cached answers, %d refusals saying why (the last: %v); want none, none, 1000",
+			n, r.callers.len(), refusals, last)
+	}
+}
+
 func TestAPIErrorsAreNotCached(t *testing.T) {
 	clock := time.Unix(1000, 0)
-	s := &apiServer{tokens: map[string]string{"tok": "sa"}, allowed: map[string]bool{"sa get /v1/stats": true}, failing: true}
+	s := &apiServer{tokens: map[string]string{jwt("tok"): "sa"}, allowed: map[string]bool{"sa get /v1/stats": true}, failing: true}
 	r := newReviewer(t, s, &clock)
 	stats := Request{Verb: "get", Path: "/v1/stats"}
-	_, err := r.Check(context.Background(), withToken("tok"), stats)
+	_, err := r.Check(context.Background(), withToken(jwt("tok")), stats)
 	if Status(err) != 503 || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("Check with the API server down = %v (status %d); want 503", err, Status(err))
 	}
 	s.mu.Lock()
 	s.failing = false
 	s.mu.Unlock()
-	if _, err := r.Check(context.Background(), withToken("tok"), stats); err != nil {
+	if _, err := r.Check(context.Background(), withToken(jwt("tok")), stats); err != nil {
 		t.Fatalf("Check once the API server is back = %v", err)
 	}
 }
@@ -188,7 +223,7 @@ func TestCachesAreBounded(t *testing.T) {
 	r := newReviewer(t, s, &clock)
 	r.callers.max = 64
 	for i := range 1000 {
-		_, _ = r.Authenticate(context.Background(), fmt.Sprintf("forged-%d", i))
+		_, _ = r.Authenticate(context.Background(), jwt(fmt.Sprintf("forged-%d", i)))
 	}
 	if n := r.callers.len(); n > 64 {
 		t.Errorf("%d cached answers after 1000 distinct tokens; want at most 64", n)
@@ -198,7 +233,7 @@ func TestCachesAreBounded(t *testing.T) {
 // TestConcurrentMissesShareOneReview: a burst of requests with a new token makes one TokenReview.
 func TestConcurrentMissesShareOneReview(t *testing.T) {
 	clock := time.Unix(1000, 0)
-	s := &apiServer{tokens: map[string]string{"tok": "sa"}, gate: make(chan struct{})}
+	s := &apiServer{tokens: map[string]string{jwt("tok"): "sa"}, gate: make(chan struct{})}
 	r := newReviewer(t, s, &clock)
 	var wg sync.WaitGroup
 	var started sync.WaitGroup
@@ -206,7 +241,7 @@ func TestConcurrentMissesShareOneReview(t *testing.T) {
 		started.Add(1)
 		wg.Go(func() {
 			started.Done()
-			if c, err := r.Authenticate(context.Background(), "tok"); err != nil || c.Name != "sa" {
+			if c, err := r.Authenticate(context.Background(), jwt("tok")); err != nil || c.Name != "sa" {
 				t.Errorf("Authenticate = %+v, %v", c, err)
 			}
 		})
