@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +36,9 @@ var (
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrForbidden: RBAC does not allow the caller the request (HTTP 403).
 	ErrForbidden = errors.New("forbidden")
+	// ErrThrottled: the request needed a review the reviewer's rate did not allow, and was not
+	// reviewed (HTTP 429, RetryAfter).
+	ErrThrottled = errors.New("too many reviews")
 )
 
 // Caller is who a token belongs to, as the TokenReview answered.
@@ -75,12 +80,20 @@ type Options struct {
 	// AllowTTL and DenyTTL: how long a positive and a negative answer are reused. A new
 	// RoleBinding takes effect after at most DenyTTL.
 	AllowTTL, DenyTTL time.Duration
-	Now               func() time.Time
+	// QPS and Burst bound the reviews sent to the API server, TokenReviews and
+	// SubjectAccessReviews together: a token bucket of Burst refilled at QPS a second. Cached
+	// answers cost none; a request that needs a review past the bucket fails with ErrThrottled
+	// without one. Both must be positive.
+	QPS   float64
+	Burst int
+	Now   func() time.Time
 }
 
-// DefaultOptions: answers reused for a minute (refusals for 10 s), 4096 entries per cache.
+// DefaultOptions: answers reused for a minute (refusals for 10 s), 4096 entries per cache, 50
+// reviews a second in bursts of 100.
 func DefaultOptions(audience string) Options {
-	return Options{Audience: audience, MaxEntries: 4096, AllowTTL: time.Minute, DenyTTL: 10 * time.Second, Now: time.Now}
+	return Options{Audience: audience, MaxEntries: 4096, AllowTTL: time.Minute, DenyTTL: 10 * time.Second,
+		QPS: 50, Burst: 100, Now: time.Now}
 }
 
 // Reviewer authenticates and authorizes data path callers against the API server.
@@ -90,6 +103,9 @@ type Reviewer struct {
 	access    authzclient.SubjectAccessReviewInterface
 	callers   *ttlCache[tokenAnswer]
 	decisions *ttlCache[string]
+	// reviews is the token bucket of Options.QPS and Burst: every distinct bogus token or name a
+	// caller sends would otherwise cost the API server a review.
+	reviews *rate.Limiter
 }
 
 type tokenAnswer struct {
@@ -106,6 +122,7 @@ func NewReviewer(tokens authnclient.TokenReviewInterface, access authzclient.Sub
 		opts: opts, tokens: tokens, access: access,
 		callers:   newTTLCache[tokenAnswer](opts.MaxEntries, opts.Now),
 		decisions: newTTLCache[string](opts.MaxEntries, opts.Now),
+		reviews:   rate.NewLimiter(rate.Limit(opts.QPS), opts.Burst),
 	}
 }
 
@@ -139,7 +156,10 @@ func (r *Reviewer) Authenticate(ctx context.Context, token string) (Caller, erro
 	}
 	sum := sha256.Sum256([]byte(token))
 	a, err := r.callers.lookup(string(sum[:]), func() (tokenAnswer, time.Duration, error) {
-		ctx, cancel := detached(ctx)
+		ctx, cancel, err := r.begin(ctx)
+		if err != nil {
+			return tokenAnswer{}, 0, err
+		}
 		defer cancel()
 		return r.review(ctx, token)
 	})
@@ -225,7 +245,10 @@ func wrongAudience(got []string, want string) string {
 func (r *Reviewer) Authorize(ctx context.Context, c Caller, q Request) error {
 	key := strings.Join([]string{c.Name, c.UID, strings.Join(c.Groups, ","), q.Verb, q.Namespace, q.Resource, q.Name, q.Path}, "\x00")
 	denied, err := r.decisions.lookup(key, func() (string, time.Duration, error) {
-		ctx, cancel := detached(ctx)
+		ctx, cancel, err := r.begin(ctx)
+		if err != nil {
+			return "", 0, err
+		}
 		defer cancel()
 		return r.ask(ctx, c, q)
 	})
@@ -268,23 +291,58 @@ func (r *Reviewer) ask(ctx context.Context, c Caller, q Request) (string, time.D
 	return why, r.opts.DenyTTL, nil
 }
 
-// detached: a review shared by concurrent callers (see ttlCache.lookup) must not fail because the
-// first of them went away, yet must not hang on an API server that does not answer.
-func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+// begin takes one review from the bucket, or fails with ErrThrottled when it is empty: the API
+// server is not asked, and the caller is told when to retry. The review's context is detached: a
+// review shared by concurrent callers (see ttlCache.lookup) must not fail because the first of
+// them went away, yet must not hang on an API server that does not answer.
+func (r *Reviewer) begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if !r.reviews.AllowN(r.opts.Now(), 1) {
+		return nil, nil, &throttledError{qps: r.opts.QPS, burst: r.opts.Burst}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+	return ctx, cancel, nil
+}
+
+// throttledError is ErrThrottled with the rate that refused the review.
+type throttledError struct {
+	qps   float64
+	burst int
+}
+
+func (e *throttledError) Error() string {
+	return fmt.Sprintf("%v: this agent sends the API server at most %g TokenReviews and SubjectAccessReviews a second, in bursts of %d (node-agent --review-qps, --review-burst), for callers and requests it has not reviewed lately; retry in %d s",
+		ErrThrottled, e.qps, e.burst, e.retryAfter())
+}
+
+func (e *throttledError) Is(target error) bool { return target == ErrThrottled }
+
+// retryAfter is how long the bucket takes to earn one review back, in whole seconds, at least one.
+func (e *throttledError) retryAfter() int {
+	return max(1, int(math.Ceil(1/e.qps)))
+}
+
+// RetryAfter is the Retry-After, in seconds, that answers a throttled Check; 0 for any other
+// error.
+func RetryAfter(err error) int {
+	if e, ok := errors.AsType[*throttledError](err); ok {
+		return e.retryAfter()
+	}
+	return 0
 }
 
 // reviewTimeout bounds one TokenReview or SubjectAccessReview.
 const reviewTimeout = 10 * time.Second
 
-// Status is the HTTP status for an error of Check: 401, 403, or 503 when the API server could
-// not be asked (the caller may retry).
+// Status is the HTTP status for an error of Check: 401, 403, 429 when the reviewer is over its
+// rate, or 503 when the API server could not be asked (the caller may retry either).
 func Status(err error) int {
 	switch {
 	case errors.Is(err, ErrUnauthenticated):
 		return http.StatusUnauthorized
 	case errors.Is(err, ErrForbidden):
 		return http.StatusForbidden
+	case errors.Is(err, ErrThrottled):
+		return http.StatusTooManyRequests
 	default:
 		return http.StatusServiceUnavailable
 	}

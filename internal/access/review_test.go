@@ -200,6 +200,44 @@ func TestMalformedTokensCostNoReview(t *testing.T) {
 	}
 }
 
+// TestReviewsAreRateLimited: 1000 distinct bogus tokens of a JWT's shape, each of which would be a
+// TokenReview, cost at most the limiter's burst of reviews; past it they are answered 429 naming
+// the limit, with no call, while a caller whose token is cached keeps working. A request not
+// cached (a SubjectAccessReview) takes from the same bucket, and once it refills reviews go on.
+func TestReviewsAreRateLimited(t *testing.T) {
+	clock := time.Unix(1000, 0) // frozen: the bucket refills only when the test moves the clock
+	s := &apiServer{tokens: map[string]string{jwt("tok"): "sa"}, allowed: map[string]bool{"sa use etl.mlkube.io/transforms a": true}}
+	r := newReviewer(t, s, &clock)
+	ctx := context.Background()
+	if _, err := r.Check(ctx, withToken(jwt("tok")), useMD5); err != nil {
+		t.Fatalf("the caller before the flood: %v", err)
+	}
+	var throttled error
+	for i := range 1000 {
+		if _, err := r.Authenticate(ctx, jwt(fmt.Sprintf("forged-%d", i))); Status(err) == 429 {
+			throttled = err
+		}
+		if _, err := r.Check(ctx, withToken(jwt("tok")), useMD5); err != nil {
+			t.Fatalf("the cached caller during the flood, after %d bogus tokens: %v", i+1, err)
+		}
+	}
+	if n := s.reviews.Load() + s.asked.Load(); n > int32(r.opts.Burst) {
+		t.Errorf("%d reviews for 1000 bogus tokens and a cached caller; want at most the burst, %d", n, r.opts.Burst)
+	}
+	if throttled == nil || !strings.Contains(throttled.Error(), "--review-qps") || RetryAfter(throttled) != 1 {
+		t.Fatalf("past the burst: %v (retry after %d s); want 429 naming the limit, retry after 1 s", throttled, RetryAfter(throttled))
+	}
+	other := Request{Verb: VerbUse, Namespace: "b", Resource: ResourceTransform, Name: "md5"}
+	asked := s.asked.Load()
+	if _, err := r.Check(ctx, withToken(jwt("tok")), other); Status(err) != 429 || s.asked.Load() != asked {
+		t.Errorf("a request not cached, the bucket empty: %v (status %d), %d SubjectAccessReviews; want 429 and none", err, Status(err), s.asked.Load()-asked)
+	}
+	clock = clock.Add(time.Second)
+	if _, err := r.Check(ctx, withToken(jwt("tok")), other); Status(err) != 403 {
+		t.Errorf("a request not cached, a second later: %v (status %d); want RBAC's 403", err, Status(err))
+	}
+}
+
 func TestAPIErrorsAreNotCached(t *testing.T) {
 	clock := time.Unix(1000, 0)
 	s := &apiServer{tokens: map[string]string{jwt("tok"): "sa"}, allowed: map[string]bool{"sa get /v1/stats": true}, failing: true}
