@@ -2,12 +2,12 @@ package access
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -154,8 +154,7 @@ func (r *Reviewer) Authenticate(ctx context.Context, token string) (Caller, erro
 	if err := r.checkToken(token); err != nil {
 		return Caller{}, err
 	}
-	sum := sha256.Sum256([]byte(token))
-	a, err := r.callers.lookup(string(sum[:]), func() (tokenAnswer, time.Duration, error) {
+	a, err := r.callers.lookup(digest(token), func() (tokenAnswer, time.Duration, error) {
 		ctx, cancel, err := r.begin(ctx)
 		if err != nil {
 			return tokenAnswer{}, 0, err
@@ -243,8 +242,7 @@ func wrongAudience(got []string, want string) string {
 
 // Authorize asks RBAC, by SubjectAccessReview, whether c may do q.
 func (r *Reviewer) Authorize(ctx context.Context, c Caller, q Request) error {
-	key := strings.Join([]string{c.Name, c.UID, strings.Join(c.Groups, ","), q.Verb, q.Namespace, q.Resource, q.Name, q.Path}, "\x00")
-	denied, err := r.decisions.lookup(key, func() (string, time.Duration, error) {
+	denied, err := r.decisions.lookup(decisionKey(c, q), func() (string, time.Duration, error) {
 		ctx, cancel, err := r.begin(ctx)
 		if err != nil {
 			return "", 0, err
@@ -259,6 +257,15 @@ func (r *Reviewer) Authorize(ctx context.Context, c Caller, q Request) error {
 		return fmt.Errorf("%w: %s may not %s%s", ErrForbidden, c.Name, q, denied)
 	}
 	return nil
+}
+
+// decisionKey is the key of the answer for c and q: who asks, as the SubjectAccessReview names
+// them, and what.
+func decisionKey(c Caller, q Request) key {
+	fields := make([]string, 0, len(c.Groups)+8)
+	fields = append(fields, c.Name, c.UID, strconv.Itoa(len(c.Groups)))
+	fields = append(fields, c.Groups...)
+	return digest(append(fields, q.Verb, q.Namespace, q.Resource, q.Name, q.Path)...)
 }
 
 // ask returns "" when q is allowed, else the reason RBAC gave (possibly " " for none).

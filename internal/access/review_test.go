@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -34,7 +35,7 @@ type apiServer struct {
 	gate           chan struct{} // when set, reviews wait on it
 }
 
-func newReviewer(t *testing.T, s *apiServer, clock *time.Time) *Reviewer {
+func newReviewer(t *testing.T, s *apiServer, clock *time.Time, configure ...func(*Options)) *Reviewer {
 	t.Helper()
 	cs := fake.NewClientset()
 	cs.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -78,6 +79,9 @@ func newReviewer(t *testing.T, s *apiServer, clock *time.Time) *Reviewer {
 	})
 	opts := DefaultOptions(audience)
 	opts.Now = func() time.Time { return *clock }
+	for _, c := range configure {
+		c(&opts)
+	}
 	return NewReviewer(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews(), opts)
 }
 
@@ -266,6 +270,57 @@ func TestCachesAreBounded(t *testing.T) {
 	if n := r.callers.len(); n > 64 {
 		t.Errorf("%d cached answers after 1000 distinct tokens; want at most 64", n)
 	}
+}
+
+// TestLongNamesCostBoundedMemory: 1024 requests naming Transforms of 60 KiB, each reviewed (the
+// bucket opened wide) and refused, leave the cache with at most MaxEntries keys of a SHA-256
+// each, not the names: a refusal costs the same few bytes whatever a caller sends.
+func TestLongNamesCostBoundedMemory(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	s := &apiServer{tokens: map[string]string{jwt("tok"): "sa"}}
+	r := newReviewer(t, s, &clock, func(o *Options) { o.Burst = 2000 })
+	c, err := r.Authenticate(context.Background(), jwt("tok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 60<<10)
+	for i := range 1024 {
+		q := Request{Verb: VerbUse, Namespace: "a", Resource: ResourceTransform, Name: fmt.Sprint(i, long)}
+		if err := r.Authorize(context.Background(), c, q); Status(err) != 403 {
+			t.Fatalf("request %d: %v, want 403", i, err)
+		}
+	}
+	bound := r.opts.MaxEntries * sha256.Size
+	if n := keyBytes(r.decisions); n > bound || s.asked.Load() != 1024 {
+		t.Errorf("after 1024 refusals of 60 KiB names (%d reviews): %d bytes of keys cached; want at most %d", s.asked.Load(), n, bound)
+	}
+}
+
+// TestDecisionKeysAreUnambiguous: answers for different callers or requests never share a key,
+// however their fields split what they hold.
+func TestDecisionKeysAreUnambiguous(t *testing.T) {
+	q := Request{Verb: "get", Namespace: "a", Resource: ResourceObjects}
+	for name, pair := range map[string][2]key{
+		"groups":       {decisionKey(Caller{Name: "u", Groups: []string{"a,b"}}, q), decisionKey(Caller{Name: "u", Groups: []string{"a", "b"}}, q)},
+		"name and uid": {decisionKey(Caller{Name: "u\x00v"}, q), decisionKey(Caller{Name: "u", UID: "v"}, q)},
+		"group and verb": {decisionKey(Caller{Name: "u", Groups: []string{"g"}}, Request{Verb: "get"}),
+			decisionKey(Caller{Name: "u"}, Request{Verb: "g"})},
+	} {
+		if pair[0] == pair[1] {
+			t.Errorf("%s: two callers share a key", name)
+		}
+	}
+}
+
+// keyBytes is how many bytes c's keys take.
+func keyBytes[V any](c *ttlCache[V]) int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for k := range c.entries {
+		n += len(k)
+	}
+	return n
 }
 
 // TestConcurrentMissesShareOneReview: a burst of requests with a new token makes one TokenReview.
