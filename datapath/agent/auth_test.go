@@ -137,6 +137,32 @@ func TestThrottledReviewsAnswer429(t *testing.T) {
 	}
 }
 
+// TestLongNamesAreRefusedBeforeReview: a namespace or Transform name longer
+// than Kubernetes allows is answered 400 naming the field and its limit, and
+// RBAC is asked nothing: 1024 requests of 60 KiB names cost no review.
+func TestLongNamesAreRefusedBeforeReview(t *testing.T) {
+	e, f := authEnv(t)
+	e.token = "alice"
+	long := strings.Repeat("x", 60<<10)
+	check := func(path, field, limit string) {
+		t.Helper()
+		a := e.do(http.MethodPut, e.url+path, strings.NewReader("x"))
+		if msg := string(a.body); a.status != http.StatusBadRequest || !strings.Contains(msg, field) || !strings.Contains(msg, limit) || len(msg) > 1<<10 {
+			t.Fatalf("%.60s...: %d %.300s; want a short 400 naming %s and its limit, %s", path, a.status, msg, field, limit)
+		}
+	}
+	for i := range 1024 {
+		check(PathTransform+"default/"+fmt.Sprint(i, long)+"/obj", "transform name", "253")
+	}
+	check(PathTransform+"default/t>>"+long+"/obj", "transform name", "253")
+	check(PathStream+"default/"+long, "transform name", "253")
+	check(PathTransform+strings.Repeat("n", 64)+"/t/obj", "namespace", "63")
+	check(wire.PathObjects+long+"/obj", "namespace", "63")
+	if len(f.asked) > 0 {
+		t.Errorf("RBAC was asked %d times, first %.100s; want never", len(f.asked), f.asked[0])
+	}
+}
+
 // TestNamespacesKeepTheirData: a request names objects of its own
 // namespace's directory only; another namespace's data is out of reach,
 // by name and by symlink.
