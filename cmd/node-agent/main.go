@@ -63,11 +63,12 @@ func main() {
 	}
 }
 
-// serving is where the agent listens and whose tokens it takes, and where it serves profiles;
-// version asks for the version instead.
+// serving is where the agent listens, how it reviews callers' tokens, and where it serves
+// profiles; version asks for the version instead.
 type serving struct {
-	listen, audience, pprof string
-	version                 bool
+	listen, pprof string
+	review        access.Options
+	version       bool
 	// prepare asks to give the data root to uid:gid and exit (prepare.go).
 	prepare  bool
 	uid, gid int
@@ -78,12 +79,16 @@ type serving struct {
 func parseFlags(args []string, getenv func(string) string) (srv serving, opts agent.Options, err error) {
 	opts = agent.DefaultOptions()
 	opts.Node = getenv("NODE_NAME")
+	srv.review = access.DefaultOptions(wire.Audience)
 	fs := flag.NewFlagSet("node-agent", flag.ContinueOnError)
 	fs.BoolVar(&srv.version, "version", false, "print the version and exit")
 	fs.StringVar(&srv.listen, "listen", ":"+strconv.Itoa(defaultPort), "address the API listens on")
 	fs.StringVar(&srv.pprof, "pprof-listen", "",
 		"loopback address (127.0.0.1:port) to serve Go's profiles (/debug/pprof/) on, reached by port-forward; empty turns them off")
-	fs.StringVar(&srv.audience, "token-audience", wire.Audience, "the audience callers' ServiceAccount tokens must be issued for (docs/datapath-rbac.md)")
+	fs.StringVar(&srv.review.Audience, "token-audience", srv.review.Audience, "the audience callers' ServiceAccount tokens must be issued for (docs/datapath-rbac.md)")
+	fs.Float64Var(&srv.review.QPS, "review-qps", srv.review.QPS,
+		"TokenReviews and SubjectAccessReviews a second the agent sends the API server for callers and requests not in its caches; more are refused with 429")
+	fs.IntVar(&srv.review.Burst, "review-burst", srv.review.Burst, "reviews the agent may send at once above --review-qps")
 	fs.StringVar(&opts.DataRoot, "data-root", wire.DataRoot, "the node's data directory; objects are named relative to it")
 	fs.StringVar(&opts.AdvertiseURL, "advertise-url", advertiseURL(getenv("POD_IP"), defaultPort),
 		"base URL transformers reach the agent at, for hpull (default http://$POD_IP:8080)")
@@ -118,6 +123,9 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	if err := checkLoopback(srv.pprof); err != nil {
 		return srv, opts, err
 	}
+	if err := checkReviewRate(srv.review); err != nil {
+		return srv, opts, err
+	}
 	opts.Src, err = egress.Parse(*srcHosts, *srcDenied, *srcAllowed)
 	return srv, opts, err
 }
@@ -150,6 +158,16 @@ func checkLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("--pprof-listen=%q: give a loopback address such as 127.0.0.1:6060", addr)
+	}
+	return nil
+}
+
+// checkReviewRate refuses a review rate that is not positive: a zero rate would refuse every new
+// caller, and the agent has no unlimited one, since each distinct bogus token or name a caller
+// sends would cost the API server a review.
+func checkReviewRate(o access.Options) error {
+	if o.QPS <= 0 || o.Burst < 1 {
+		return fmt.Errorf("--review-qps=%g --review-burst=%d: both must be positive", o.QPS, o.Burst)
 	}
 	return nil
 }
@@ -189,8 +207,10 @@ func run(s serving, opts agent.Options) error {
 	if err != nil {
 		return fmt.Errorf("API client: %w", err)
 	}
-	// Every caller is reviewed by the API server, answers cached briefly.
-	opts.Access = access.NewReviewer(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews(), access.DefaultOptions(s.audience))
+	// Every caller is reviewed by the API server, answers cached briefly. The client is not
+	// throttled (controller-runtime's config turns client-side limits off): the reviewer, its only
+	// user, refuses reviews past its own bucket (--review-qps) with 429 rather than queueing them.
+	opts.Access = access.NewReviewer(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews(), s.review)
 	transforms, err := cache.New(cfg, cache.Options{
 		Scheme: scheme.New(),
 		// Only what the agent reads of each Transform is kept (agent.TrimTransform).
@@ -241,7 +261,7 @@ func run(s serving, opts agent.Options) error {
 	srv := newServer(s.listen, a)
 	served := make(chan error, 1)
 	go func() { served <- srv.ListenAndServe() }()
-	slog.Info("node agent serving", "version", version.Get(), "node", opts.Node, "listen", s.listen, "tokenAudience", s.audience, "dataRoot", opts.DataRoot, "srcAllowedHosts", opts.Src.Hosts)
+	slog.Info("node agent serving", "version", version.Get(), "node", opts.Node, "listen", s.listen, "tokenAudience", s.review.Audience, "reviewQPS", s.review.QPS, "dataRoot", opts.DataRoot, "srcAllowedHosts", opts.Src.Hosts)
 	select {
 	case err := <-served:
 		return err

@@ -51,6 +51,24 @@ func TestSrcFlags(t *testing.T) {
 	}
 }
 
+// TestReviewRateFlags: the reviews the agent sends the API server are bounded
+// by default, the flags set the bound, and none may turn it off.
+func TestReviewRateFlags(t *testing.T) {
+	srv, _, err := parseFlags(nil, noEnv)
+	if err != nil || srv.review.QPS != 50 || srv.review.Burst != 100 {
+		t.Errorf("defaults: %g a second, bursts of %d, %v; want 50 and 100", srv.review.QPS, srv.review.Burst, err)
+	}
+	srv, _, err = parseFlags([]string{"--review-qps=5", "--review-burst=20"}, noEnv)
+	if err != nil || srv.review.QPS != 5 || srv.review.Burst != 20 {
+		t.Errorf("--review-qps=5 --review-burst=20: %g, %d, %v", srv.review.QPS, srv.review.Burst, err)
+	}
+	for _, arg := range []string{"--review-qps=0", "--review-qps=-1", "--review-burst=0"} {
+		if _, _, err := parseFlags([]string{arg}, noEnv); err == nil || !strings.Contains(err.Error(), "--review-qps") {
+			t.Errorf("%s: %v, want an error naming the flags", arg, err)
+		}
+	}
+}
+
 // TestServerBoundsHeaders: headers over maxHeaderBytes are refused with 431
 // before the agent sees the request; the usual ones pass.
 func TestServerBoundsHeaders(t *testing.T) {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/mlkube/mlkube/internal/access"
 	"github.com/mlkube/mlkube/internal/status"
@@ -54,11 +55,18 @@ func (a *Agent) authorized(w http.ResponseWriter, r *http.Request, p transformPa
 }
 
 // accessError is the answer to a refusal of the Authorizer: 401 (asking for
-// a bearer token), 403, or 503.
+// a bearer token), 403, 429 (saying when to retry) or 503.
+//
+// The reviewer's own rate limit is 429 rather than 503: like the node's other
+// caps it is the agent refusing more work, not the API server failing, and
+// the manager waits on a 429 where it counts a 503 as the agent unreachable.
 func accessError(w http.ResponseWriter, err error) error {
 	code := access.Status(err)
-	if code == http.StatusUnauthorized {
+	switch code {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mlkube-datapath"`)
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", strconv.Itoa(access.RetryAfter(err)))
 	}
 	return status.With(code, err)
 }

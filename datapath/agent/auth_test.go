@@ -1,13 +1,19 @@
 package agent
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
@@ -98,6 +104,63 @@ func TestEveryEndpointAsksRBAC(t *testing.T) {
 			t.Errorf("allowed, without an upgrade: %d %s, want the WebSocket handshake's 426", a.status, a.body)
 		}
 	})
+}
+
+// TestThrottledReviewsAnswer429: past the reviewer's bucket a caller it has
+// not reviewed is answered 429, with a Retry-After and a message naming the
+// limit, and the API server is not asked.
+func TestThrottledReviewsAnswer429(t *testing.T) {
+	cs := fake.NewClientset()
+	var reviews atomic.Int32
+	cs.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		reviews.Add(1)
+		return true, a.(k8stesting.CreateAction).GetObject(), nil // not authenticated
+	})
+	opts := access.DefaultOptions(wire.Audience)
+	opts.QPS, opts.Burst = 0.25, 1
+	e := newEnv(t, func(o *Options) {
+		o.Access = access.NewReviewer(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews(), opts)
+	})
+	e.addTransform("t", etlv1alpha1.CommHPush, "", echo)
+	for i, want := range []int{http.StatusUnauthorized, http.StatusTooManyRequests} {
+		e.token = fmt.Sprintf("header.payload.%d", i)
+		r, body := e.request(http.MethodPut, e.url+PathTransform+"default/t/obj", strings.NewReader("x"))
+		if r.code != want {
+			t.Fatalf("unknown token %d: %d %s, want %d", i+1, r.code, body, want)
+		}
+		if want == http.StatusTooManyRequests && (r.header.Get("Retry-After") != "4" || !strings.Contains(string(body), "--review-qps")) {
+			t.Errorf("throttled: Retry-After %q, %s; want 4 (s, at 0.25 reviews a second) and the limit named", r.header.Get("Retry-After"), body)
+		}
+	}
+	if n := reviews.Load(); n != 1 {
+		t.Errorf("%d TokenReviews, want the bucket's 1", n)
+	}
+}
+
+// TestLongNamesAreRefusedBeforeReview: a namespace or Transform name longer
+// than Kubernetes allows is answered 400 naming the field and its limit, and
+// RBAC is asked nothing: 1024 requests of 60 KiB names cost no review.
+func TestLongNamesAreRefusedBeforeReview(t *testing.T) {
+	e, f := authEnv(t)
+	e.token = "alice"
+	long := strings.Repeat("x", 60<<10)
+	check := func(path, field, limit string) {
+		t.Helper()
+		a := e.do(http.MethodPut, e.url+path, strings.NewReader("x"))
+		if msg := string(a.body); a.status != http.StatusBadRequest || !strings.Contains(msg, field) || !strings.Contains(msg, limit) || len(msg) > 1<<10 {
+			t.Fatalf("%.60s...: %d %.300s; want a short 400 naming %s and its limit, %s", path, a.status, msg, field, limit)
+		}
+	}
+	for i := range 1024 {
+		check(PathTransform+"default/"+fmt.Sprint(i, long)+"/obj", "transform name", "253")
+	}
+	check(PathTransform+"default/t>>"+long+"/obj", "transform name", "253")
+	check(PathStream+"default/"+long, "transform name", "253")
+	check(PathTransform+strings.Repeat("n", 64)+"/t/obj", "namespace", "63")
+	check(wire.PathObjects+long+"/obj", "namespace", "63")
+	if len(f.asked) > 0 {
+		t.Errorf("RBAC was asked %d times, first %.100s; want never", len(f.asked), f.asked[0])
+	}
 }
 
 // TestNamespacesKeepTheirData: a request names objects of its own

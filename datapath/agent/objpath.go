@@ -30,7 +30,7 @@ func parseObjectPath(escapedPath string) (objectPath, error) {
 	}
 	var p objectPath
 	var err error
-	if p.namespace, err = parseNamespace(escapedPath, ns); err != nil || escObject == "" {
+	if p.namespace, err = parseNamespace(ns); err != nil || escObject == "" {
 		return p, err
 	}
 	if p.object, err = parseObject(escObject); err != nil {

@@ -44,7 +44,7 @@ func parseTransformPath(escapedPath string) (transformPath, error) {
 	}
 	ns, rest, _ := strings.Cut(rest, "/")
 	name, escObject, _ := strings.Cut(rest, "/")
-	p, err := parsePipeline(escapedPath, ns, name)
+	p, err := parsePipeline(ns, name)
 	if err != nil {
 		return transformPath{}, err
 	}
@@ -54,38 +54,61 @@ func parseTransformPath(escapedPath string) (transformPath, error) {
 	return p, nil
 }
 
-// parsePipeline parses the escaped {namespace} and {name} segments of
-// escapedPath.
-func parsePipeline(escapedPath, ns, name string) (transformPath, error) {
+// parsePipeline parses the escaped {namespace} and {name} segments of a
+// path. Each stage must be a Transform's name, as the namespace a namespace's,
+// before anything is reviewed: the names go into every review and its cached
+// answer, and a name no object can have would only cost the API server one.
+func parsePipeline(ns, name string) (transformPath, error) {
 	var p transformPath
 	var err error
-	if p.namespace, err = parseNamespace(escapedPath, ns); err != nil {
+	if p.namespace, err = parseNamespace(ns); err != nil {
 		return transformPath{}, err
 	}
-	if name, err = url.PathUnescape(name); err != nil || name == "" || strings.Contains(name, "/") {
-		return transformPath{}, fmt.Errorf("path %q: bad transform name", escapedPath)
-	}
-	p.pipeline = wire.SplitPipeline(name)
+	p.pipeline = wire.SplitPipeline(unescape(name))
 	if len(p.pipeline) > wire.MaxPipelineStages {
 		return transformPath{}, fmt.Errorf("pipeline of more than %d stages: at most %d are allowed; split it into several requests", wire.MaxPipelineStages, wire.MaxPipelineStages)
 	}
 	for _, n := range p.pipeline {
 		if n == "" {
-			return transformPath{}, fmt.Errorf("pipeline %q has an empty stage", name)
+			return transformPath{}, fmt.Errorf("transform name is empty: name a Transform, or a pipeline of them joined by %q", wire.PipelineSeparator)
+		}
+		if err := checkName("transform name", n, validation.DNS1123SubdomainMaxLength, validation.IsDNS1123Subdomain); err != nil {
+			return transformPath{}, err
 		}
 	}
 	return p, nil
 }
 
-// parseNamespace unescapes the {namespace} segment ns of escapedPath. A
-// namespace names its directory of the data root too: only a valid name (no
-// "..", no "/") may.
-func parseNamespace(escapedPath, ns string) (string, error) {
-	namespace, err := url.PathUnescape(ns)
-	if err != nil || len(validation.IsDNS1123Label(namespace)) > 0 {
-		return "", fmt.Errorf("path %q: bad namespace %q: want a namespace name (RFC 1123 label)", escapedPath, ns)
+// parseNamespace unescapes the {namespace} segment ns. A namespace names its
+// directory of the data root too: only a valid name (no "..", no "/") may.
+func parseNamespace(ns string) (string, error) {
+	namespace := unescape(ns)
+	if err := checkName("namespace", namespace, validation.DNS1123LabelMaxLength, validation.IsDNS1123Label); err != nil {
+		return "", err
 	}
 	return namespace, nil
+}
+
+// unescape is the path segment s unescaped, or s itself when its escapes are
+// not valid: then it holds a "%", which no Kubernetes name does.
+func unescape(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// checkName refuses s unless the Kubernetes check valid accepts it as the
+// field's value. A name over max bytes is refused by its length, not echoed:
+// the error of a 60 KiB name would be as long.
+func checkName(field, s string, max int, valid func(string) []string) error {
+	if len(s) > max {
+		return fmt.Errorf("%s of %d bytes is too long: at most %d bytes (a Kubernetes name)", field, len(s), max)
+	}
+	if msgs := valid(s); len(msgs) > 0 {
+		return fmt.Errorf("%s %q: %s", field, s, strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 // parseObject unescapes an object name and checks it is a path that stays

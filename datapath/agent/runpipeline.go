@@ -17,7 +17,7 @@ type runTransformers struct{ a *Agent }
 var _ noderun.Transformers = runTransformers{}
 
 func (t runTransformers) ParsePipeline(ns, pipeline string) ([]string, error) {
-	p, err := parsePipeline(pipeline, ns, pipeline)
+	p, err := parsePipeline(ns, pipeline)
 	return p.pipeline, err
 }
 

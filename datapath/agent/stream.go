@@ -42,12 +42,12 @@ type streamObject struct {
 
 func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 	ns, name, _ := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), PathStream), "/")
-	p, err := parsePipeline(r.URL.EscapedPath(), ns, name)
+	p, err := parsePipeline(ns, name)
 	if err == nil && len(p.pipeline) > 1 {
 		err = fmt.Errorf("streams run one Transform; %q is a pipeline", name)
 	}
 	if err != nil {
-		a.fail(w, transformPath{}, status.BadRequest(fmt.Errorf("path %q is not %s{namespace}/{name}: %w", r.URL.Path, PathStream, err)))
+		a.fail(w, transformPath{}, status.BadRequest(fmt.Errorf("want %s{namespace}/{name}: %w", PathStream, err)))
 		return
 	}
 	if !a.authorized(w, r, p, useTransforms(p)...) {

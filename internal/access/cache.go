@@ -1,6 +1,9 @@
 package access
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"io"
 	"sync"
 	"time"
 
@@ -10,9 +13,10 @@ import (
 // ttlCache is a bounded map whose entries expire. Lookups take a read lock only: the hot path of
 // every data path request. When full, expired entries go first, then arbitrary ones (Go's map
 // order), which bounds memory under a flood of distinct keys without an LRU's write on every read.
+// Keys are digests of a fixed size, so the bound on entries bounds the bytes of keys too.
 type ttlCache[V any] struct {
 	mu      sync.RWMutex
-	entries map[string]entry[V]
+	entries map[key]entry[V]
 	max     int
 	now     func() time.Time
 	flight  singleflight.Group
@@ -23,13 +27,31 @@ type entry[V any] struct {
 	expires time.Time
 }
 
-func newTTLCache[V any](max int, now func() time.Time) *ttlCache[V] {
-	return &ttlCache[V]{entries: make(map[string]entry[V]), max: max, now: now}
+// key identifies an entry by the SHA-256 of what its answer depends on: an entry costs the same
+// few bytes however long the token or names a caller sends, and no token is kept in the clear.
+type key [sha256.Size]byte
+
+// digest is the key of fields. Each is hashed after its length, so that no two lists of fields
+// share a key, as they would joined by a separator that a field may contain.
+func digest(fields ...string) key {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	for _, f := range fields {
+		h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
+		io.WriteString(h, f)
+	}
+	var k key
+	h.Sum(k[:0])
+	return k
 }
 
-func (c *ttlCache[V]) get(key string) (V, bool) {
+func newTTLCache[V any](max int, now func() time.Time) *ttlCache[V] {
+	return &ttlCache[V]{entries: make(map[key]entry[V]), max: max, now: now}
+}
+
+func (c *ttlCache[V]) get(k key) (V, bool) {
 	c.mu.RLock()
-	e, ok := c.entries[key]
+	e, ok := c.entries[k]
 	c.mu.RUnlock()
 	if !ok || !c.now().Before(e.expires) {
 		var zero V
@@ -38,17 +60,17 @@ func (c *ttlCache[V]) get(key string) (V, bool) {
 	return e.v, true
 }
 
-func (c *ttlCache[V]) put(key string, v V, ttl time.Duration) {
+func (c *ttlCache[V]) put(k key, v V, ttl time.Duration) {
 	if ttl <= 0 {
 		return
 	}
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; !ok && len(c.entries) >= c.max {
+	if _, ok := c.entries[k]; !ok && len(c.entries) >= c.max {
 		c.evict(now)
 	}
-	c.entries[key] = entry[V]{v: v, expires: now.Add(ttl)}
+	c.entries[k] = entry[V]{v: v, expires: now.Add(ttl)}
 }
 
 // evict makes room for one entry: every expired entry, or else one in eight of the live ones.
@@ -72,16 +94,16 @@ func (c *ttlCache[V]) len() int {
 	return len(c.entries)
 }
 
-// lookup returns key's cached value, or calls load once for all concurrent callers of the same key
+// lookup returns k's cached value, or calls load once for all concurrent callers of the same key
 // and caches its answer for the ttl it returns.
-func (c *ttlCache[V]) lookup(key string, load func() (V, time.Duration, error)) (V, error) {
-	if v, ok := c.get(key); ok {
+func (c *ttlCache[V]) lookup(k key, load func() (V, time.Duration, error)) (V, error) {
+	if v, ok := c.get(k); ok {
 		return v, nil
 	}
-	v, err, _ := c.flight.Do(key, func() (any, error) {
+	v, err, _ := c.flight.Do(string(k[:]), func() (any, error) {
 		v, ttl, err := load()
 		if err == nil {
-			c.put(key, v, ttl)
+			c.put(k, v, ttl)
 		}
 		return v, err
 	})

@@ -2,14 +2,16 @@ package access
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +36,9 @@ var (
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrForbidden: RBAC does not allow the caller the request (HTTP 403).
 	ErrForbidden = errors.New("forbidden")
+	// ErrThrottled: the request needed a review the reviewer's rate did not allow, and was not
+	// reviewed (HTTP 429, RetryAfter).
+	ErrThrottled = errors.New("too many reviews")
 )
 
 // Caller is who a token belongs to, as the TokenReview answered.
@@ -75,12 +80,20 @@ type Options struct {
 	// AllowTTL and DenyTTL: how long a positive and a negative answer are reused. A new
 	// RoleBinding takes effect after at most DenyTTL.
 	AllowTTL, DenyTTL time.Duration
-	Now               func() time.Time
+	// QPS and Burst bound the reviews sent to the API server, TokenReviews and
+	// SubjectAccessReviews together: a token bucket of Burst refilled at QPS a second. Cached
+	// answers cost none; a request that needs a review past the bucket fails with ErrThrottled
+	// without one. Both must be positive.
+	QPS   float64
+	Burst int
+	Now   func() time.Time
 }
 
-// DefaultOptions: answers reused for a minute (refusals for 10 s), 4096 entries per cache.
+// DefaultOptions: answers reused for a minute (refusals for 10 s), 4096 entries per cache, 50
+// reviews a second in bursts of 100.
 func DefaultOptions(audience string) Options {
-	return Options{Audience: audience, MaxEntries: 4096, AllowTTL: time.Minute, DenyTTL: 10 * time.Second, Now: time.Now}
+	return Options{Audience: audience, MaxEntries: 4096, AllowTTL: time.Minute, DenyTTL: 10 * time.Second,
+		QPS: 50, Burst: 100, Now: time.Now}
 }
 
 // Reviewer authenticates and authorizes data path callers against the API server.
@@ -90,6 +103,9 @@ type Reviewer struct {
 	access    authzclient.SubjectAccessReviewInterface
 	callers   *ttlCache[tokenAnswer]
 	decisions *ttlCache[string]
+	// reviews is the token bucket of Options.QPS and Burst: every distinct bogus token or name a
+	// caller sends would otherwise cost the API server a review.
+	reviews *rate.Limiter
 }
 
 type tokenAnswer struct {
@@ -106,6 +122,7 @@ func NewReviewer(tokens authnclient.TokenReviewInterface, access authzclient.Sub
 		opts: opts, tokens: tokens, access: access,
 		callers:   newTTLCache[tokenAnswer](opts.MaxEntries, opts.Now),
 		decisions: newTTLCache[string](opts.MaxEntries, opts.Now),
+		reviews:   rate.NewLimiter(rate.Limit(opts.QPS), opts.Burst),
 	}
 }
 
@@ -134,16 +151,14 @@ func (r *Reviewer) Check(ctx context.Context, hr *http.Request, reqs ...Request)
 
 // Authenticate returns who token belongs to, by TokenReview for the reviewer's audience.
 func (r *Reviewer) Authenticate(ctx context.Context, token string) (Caller, error) {
-	switch {
-	case token == "":
-		return Caller{}, fmt.Errorf("%w: no bearer token; send a ServiceAccount token with audience %q in the Authorization header (a projected token volume, or `kubectl create token SA --audience %s`)",
-			ErrUnauthenticated, r.opts.Audience, r.opts.Audience)
-	case len(token) > maxTokenLen:
-		return Caller{}, fmt.Errorf("%w: the bearer token is longer than %d bytes", ErrUnauthenticated, maxTokenLen)
+	if err := r.checkToken(token); err != nil {
+		return Caller{}, err
 	}
-	sum := sha256.Sum256([]byte(token))
-	a, err := r.callers.lookup(string(sum[:]), func() (tokenAnswer, time.Duration, error) {
-		ctx, cancel := detached(ctx)
+	a, err := r.callers.lookup(digest(token), func() (tokenAnswer, time.Duration, error) {
+		ctx, cancel, err := r.begin(ctx)
+		if err != nil {
+			return tokenAnswer{}, 0, err
+		}
 		defer cancel()
 		return r.review(ctx, token)
 	})
@@ -154,6 +169,38 @@ func (r *Reviewer) Authenticate(ctx context.Context, token string) (Caller, erro
 		return Caller{}, fmt.Errorf("%w: %s", ErrUnauthenticated, a.reason)
 	}
 	return a.caller, nil
+}
+
+// checkToken refuses a token that cannot be a ServiceAccount token before it costs a cache entry
+// or a TokenReview: none, one over maxTokenLen, or one not shaped as a JWT.
+func (r *Reviewer) checkToken(token string) error {
+	switch {
+	case token == "":
+		return fmt.Errorf("%w: no bearer token; send a ServiceAccount token with audience %q in the Authorization header (a projected token volume, or `kubectl create token SA --audience %s`)",
+			ErrUnauthenticated, r.opts.Audience, r.opts.Audience)
+	case len(token) > maxTokenLen:
+		return fmt.Errorf("%w: the bearer token is longer than %d bytes", ErrUnauthenticated, maxTokenLen)
+	case !jwtShaped(token):
+		return fmt.Errorf("%w: the bearer token is not a JWT (three base64url segments joined by dots); send a ServiceAccount token with audience %q",
+			ErrUnauthenticated, r.opts.Audience)
+	}
+	return nil
+}
+
+// jwtShaped reports whether token has the shape of a JWT in compact serialization, as every
+// ServiceAccount token has: three non-empty base64url segments joined by dots.
+func jwtShaped(token string) bool {
+	n := 0
+	for seg := range strings.SplitSeq(token, ".") {
+		if n++; n > 3 || seg == "" || strings.ContainsFunc(seg, notBase64URL) {
+			return false
+		}
+	}
+	return n == 3
+}
+
+func notBase64URL(c rune) bool {
+	return (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '_'
 }
 
 func (r *Reviewer) review(ctx context.Context, token string) (tokenAnswer, time.Duration, error) {
@@ -171,8 +218,11 @@ func (r *Reviewer) review(ctx context.Context, token string) (tokenAnswer, time.
 		}
 		return tokenAnswer{reason: reason + fmt.Sprintf(" (it must be a live ServiceAccount token for audience %q)", r.opts.Audience)}, r.opts.DenyTTL, nil
 	}
-	if len(st.Audiences) > 0 && !slices.Contains(st.Audiences, r.opts.Audience) {
-		return tokenAnswer{reason: fmt.Sprintf("the token is for %v, not for %q", st.Audiences, r.opts.Audience)}, r.opts.DenyTTL, nil
+	// The review asked for the agent's audience; only an answer that confirms it is trusted. An
+	// empty list is no confirmation: an authenticator that ignored the audience would let in a
+	// token issued for anything else, the API server's own included.
+	if !slices.Contains(st.Audiences, r.opts.Audience) {
+		return tokenAnswer{reason: wrongAudience(st.Audiences, r.opts.Audience)}, r.opts.DenyTTL, nil
 	}
 	extra := make(map[string][]string, len(st.User.Extra))
 	for k, v := range st.User.Extra {
@@ -181,11 +231,22 @@ func (r *Reviewer) review(ctx context.Context, token string) (tokenAnswer, time.
 	return tokenAnswer{caller: Caller{Name: st.User.Username, UID: st.User.UID, Groups: st.User.Groups, Extra: extra}}, r.opts.AllowTTL, nil
 }
 
+// wrongAudience says why a TokenReview answer naming the audiences got does not admit a token
+// for want.
+func wrongAudience(got []string, want string) string {
+	if len(got) == 0 {
+		return fmt.Sprintf("the API server did not confirm that the token is for %q (its TokenReview answer names no audience)", want)
+	}
+	return fmt.Sprintf("the token is for %v, not for %q", got, want)
+}
+
 // Authorize asks RBAC, by SubjectAccessReview, whether c may do q.
 func (r *Reviewer) Authorize(ctx context.Context, c Caller, q Request) error {
-	key := strings.Join([]string{c.Name, c.UID, strings.Join(c.Groups, ","), q.Verb, q.Namespace, q.Resource, q.Name, q.Path}, "\x00")
-	denied, err := r.decisions.lookup(key, func() (string, time.Duration, error) {
-		ctx, cancel := detached(ctx)
+	denied, err := r.decisions.lookup(decisionKey(c, q), func() (string, time.Duration, error) {
+		ctx, cancel, err := r.begin(ctx)
+		if err != nil {
+			return "", 0, err
+		}
 		defer cancel()
 		return r.ask(ctx, c, q)
 	})
@@ -196,6 +257,15 @@ func (r *Reviewer) Authorize(ctx context.Context, c Caller, q Request) error {
 		return fmt.Errorf("%w: %s may not %s%s", ErrForbidden, c.Name, q, denied)
 	}
 	return nil
+}
+
+// decisionKey is the key of the answer for c and q: who asks, as the SubjectAccessReview names
+// them, and what.
+func decisionKey(c Caller, q Request) key {
+	fields := make([]string, 0, len(c.Groups)+8)
+	fields = append(fields, c.Name, c.UID, strconv.Itoa(len(c.Groups)))
+	fields = append(fields, c.Groups...)
+	return digest(append(fields, q.Verb, q.Namespace, q.Resource, q.Name, q.Path)...)
 }
 
 // ask returns "" when q is allowed, else the reason RBAC gave (possibly " " for none).
@@ -228,23 +298,58 @@ func (r *Reviewer) ask(ctx context.Context, c Caller, q Request) (string, time.D
 	return why, r.opts.DenyTTL, nil
 }
 
-// detached: a review shared by concurrent callers (see ttlCache.lookup) must not fail because the
-// first of them went away, yet must not hang on an API server that does not answer.
-func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+// begin takes one review from the bucket, or fails with ErrThrottled when it is empty: the API
+// server is not asked, and the caller is told when to retry. The review's context is detached: a
+// review shared by concurrent callers (see ttlCache.lookup) must not fail because the first of
+// them went away, yet must not hang on an API server that does not answer.
+func (r *Reviewer) begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if !r.reviews.AllowN(r.opts.Now(), 1) {
+		return nil, nil, &throttledError{qps: r.opts.QPS, burst: r.opts.Burst}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+	return ctx, cancel, nil
+}
+
+// throttledError is ErrThrottled with the rate that refused the review.
+type throttledError struct {
+	qps   float64
+	burst int
+}
+
+func (e *throttledError) Error() string {
+	return fmt.Sprintf("%v: this agent sends the API server at most %g TokenReviews and SubjectAccessReviews a second, in bursts of %d (node-agent --review-qps, --review-burst), for callers and requests it has not reviewed lately; retry in %d s",
+		ErrThrottled, e.qps, e.burst, e.retryAfter())
+}
+
+func (e *throttledError) Is(target error) bool { return target == ErrThrottled }
+
+// retryAfter is how long the bucket takes to earn one review back, in whole seconds, at least one.
+func (e *throttledError) retryAfter() int {
+	return max(1, int(math.Ceil(1/e.qps)))
+}
+
+// RetryAfter is the Retry-After, in seconds, that answers a throttled Check; 0 for any other
+// error.
+func RetryAfter(err error) int {
+	if e, ok := errors.AsType[*throttledError](err); ok {
+		return e.retryAfter()
+	}
+	return 0
 }
 
 // reviewTimeout bounds one TokenReview or SubjectAccessReview.
 const reviewTimeout = 10 * time.Second
 
-// Status is the HTTP status for an error of Check: 401, 403, or 503 when the API server could
-// not be asked (the caller may retry).
+// Status is the HTTP status for an error of Check: 401, 403, 429 when the reviewer is over its
+// rate, or 503 when the API server could not be asked (the caller may retry either).
 func Status(err error) int {
 	switch {
 	case errors.Is(err, ErrUnauthenticated):
 		return http.StatusUnauthorized
 	case errors.Is(err, ErrForbidden):
 		return http.StatusForbidden
+	case errors.Is(err, ErrThrottled):
+		return http.StatusTooManyRequests
 	default:
 		return http.StatusServiceUnavailable
 	}
