@@ -114,23 +114,26 @@ type env struct {
 	token string
 }
 
+// newEnv starts an env; its data root is a temporary directory unless a
+// configure sets DataRoot.
 func newEnv(t testing.TB, configure ...func(*Options)) *env {
-	e := &env{t: t, base: t.TempDir(), resolver: &fakeResolver{targets: map[string]Target{}, errs: map[string]error{}}}
-	e.root = filepath.Join(e.base, "default")
-	if err := os.Mkdir(e.root, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	e := &env{t: t, resolver: &fakeResolver{targets: map[string]Target{}, errs: map[string]error{}}}
 	srv := httptest.NewUnstartedServer(nil)
 	opts := DefaultOptions()
-	opts.Node, opts.DataRoot, opts.Resolver = testNode, e.base, e.resolver
-	// The test's transformers see the namespace's directory where it is,
-	// as pods see it mounted at wire.DataRoot.
-	opts.TransformerDataRoot = e.root
+	opts.Node, opts.DataRoot, opts.Resolver = testNode, t.TempDir(), e.resolver
 	opts.Access = (*rbac)(nil)
 	opts.AdvertiseURL = "http://" + srv.Listener.Addr().String()
 	for _, c := range configure {
 		c(&opts)
 	}
+	e.base = opts.DataRoot
+	e.root = filepath.Join(e.base, "default")
+	if err := os.Mkdir(e.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The test's transformers see the namespace's directory where it is,
+	// as pods see it mounted at wire.DataRoot.
+	opts.TransformerDataRoot = e.root
 	a, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -74,6 +75,20 @@ func (b *storeBounds) admit(ns string, size int64) (bound, error) {
 		return bound{}, tight.err
 	}
 	return tight, nil
+}
+
+// full answers a write that found the data root full (ENOSPC, or EDQUOT
+// of a quota the file system keeps) 507, as admit refuses a PUT that does
+// not fit: the space admit saw was taken meanwhile, by concurrent PUTs or
+// by other writers on the node. Other errors pass as they are.
+func (b *storeBounds) full(err error) error {
+	errno, ok := errors.AsType[unix.Errno](err)
+	if !ok || (errno != unix.ENOSPC && errno != unix.EDQUOT) {
+		return err
+	}
+	return status.With(http.StatusInsufficientStorage, fmt.Errorf(
+		"node %s's data root is full (%w): the object was not stored; free space, or store it on another node with ?node=",
+		b.node, errno))
 }
 
 func (b *storeBounds) quotaFor(ns string) int64 {

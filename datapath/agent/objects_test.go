@@ -47,9 +47,19 @@ type reply struct {
 // and returns the response with its body read.
 func (e *env) request(method, url string, body io.Reader, headers ...string) (reply, []byte) {
 	e.t.Helper()
-	req, err := http.NewRequest(method, url, body)
+	resp, data, err := e.send(method, url, body, headers...)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	return resp, data
+}
+
+// send is request for a goroutine other than the test's: it returns its
+// failure rather than ending the test.
+func (e *env) send(method, url string, body io.Reader, headers ...string) (reply, []byte, error) {
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		return reply{}, nil, err
 	}
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)
@@ -59,14 +69,14 @@ func (e *env) request(method, url string, body io.Reader, headers ...string) (re
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, url, err)
+		return reply{}, nil, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		e.t.Fatal(err)
+		return reply{}, nil, fmt.Errorf("%s %s: reading the answer: %w", method, url, err)
 	}
-	return reply{code: resp.StatusCode, header: resp.Header, length: resp.ContentLength}, data
+	return reply{code: resp.StatusCode, header: resp.Header, length: resp.ContentLength}, data, nil
 }
 
 // files lists every file under dir, hidden ones included, relative to it.

@@ -49,7 +49,7 @@ func (s *objectStore) put(ns, object string, body io.Reader, size int64, want st
 	// a mount of it alone, and the data root itself (0750) keeps everyone
 	// else out.
 	if err := s.root.Mkdir(ns, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return wire.ObjectInfo{}, durable.StorageError(object, err)
+		return wire.ObjectInfo{}, s.bounds.full(durable.StorageError(object, err))
 	}
 	nsRoot, err := s.namespace(ns).Enter()
 	if err != nil {
@@ -73,7 +73,7 @@ func (s *objectStore) put(ns, object string, body io.Reader, size int64, want st
 		Written: func(f *os.File) error { return seal(f, sum, want, &info) },
 	})
 	if err != nil {
-		return wire.ObjectInfo{}, err
+		return wire.ObjectInfo{}, s.bounds.full(err)
 	}
 	if err := durable.SyncDir(nsRoot, path.Dir(object)); err != nil {
 		return wire.ObjectInfo{}, durable.StorageError(object, err)

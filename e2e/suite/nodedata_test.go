@@ -118,4 +118,3 @@ func readObject(t *testing.T, ns, pod, name string) (string, error) {
 	}
 	return body, nil
 }
-

@@ -91,7 +91,7 @@ func packTar(w io.Writer, paths []string) error {
 	tw := tar.NewWriter(w)
 	for _, p := range paths {
 		err := filepath.WalkDir(p, func(name string, e fs.DirEntry, err error) error {
-			if err != nil || !(e.IsDir() || e.Type().IsRegular()) {
+			if err != nil || (!e.IsDir() && !e.Type().IsRegular()) {
 				return err
 			}
 			fi, err := e.Info()
