@@ -2,11 +2,14 @@ package durable
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 func TestTempNames(t *testing.T) {
@@ -62,6 +65,35 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 	entries, _ = os.ReadDir(filepath.Join(dir, "a"))
 	if len(entries) != 1 || entries[0].Name() != "b" {
 		t.Errorf("after the sweep: %v, want only b", entries)
+	}
+}
+
+// TestCreateRenameHook: the Rename hook makes the rename, and its error
+// fails the Create with nothing left, its status kept.
+func TestCreateRenameHook(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	full := status.With(http.StatusInsufficientStorage, errors.New("no room"))
+	refuse := Hooks{Rename: func(func() error) error { return full }}
+	if err := Create(root, "a", TempName("a", "put-1"), strings.NewReader("x"), make([]byte, 16), refuse); status.Of(err) != http.StatusInsufficientStorage {
+		t.Errorf("Create with a refusing Rename = %v, want its 507", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused rename left %v", entries)
+	}
+	renamed := false
+	wrap := Hooks{Rename: func(rename func() error) error {
+		err := rename()
+		_, statErr := root.Stat("a")
+		renamed = err == nil && statErr == nil
+		return err
+	}}
+	if err := Create(root, "a", TempName("a", "put-1"), strings.NewReader("x"), make([]byte, 16), wrap); err != nil || !renamed {
+		t.Errorf("Create = %v; the file was renamed within the hook: %v", err, renamed)
 	}
 }
 
