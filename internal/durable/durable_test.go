@@ -37,15 +37,22 @@ func TestTempNames(t *testing.T) {
 	}
 }
 
-func TestCreateFailureLeavesNothing(t *testing.T) {
+// tempRoot opens a new temporary directory as a root, closed with the test.
+func tempRoot(t *testing.T) (*os.Root, string) {
+	t.Helper()
 	dir := t.TempDir()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
+	t.Cleanup(func() { root.Close() })
+	return root, dir
+}
+
+func TestCreateFailureLeavesNothing(t *testing.T) {
+	root, dir := tempRoot(t)
 	gone := errors.New("client gone")
-	err = Create(root, "a/b", TempName("a/b", "put-1"), failingReader{gone}, make([]byte, 16), Hooks{})
+	err := Create(root, "a/b", TempName("a/b", "put-1"), failingReader{gone}, make([]byte, 16), Hooks{})
 	if !errors.Is(err, gone) {
 		t.Fatalf("Create = %v, want the reader's error", err)
 	}
@@ -71,12 +78,7 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 // TestCreateRenameHook: the Rename hook makes the rename, and its error
 // fails the Create with nothing left, its status kept.
 func TestCreateRenameHook(t *testing.T) {
-	dir := t.TempDir()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	root, dir := tempRoot(t)
 	full := status.With(http.StatusInsufficientStorage, errors.New("no room"))
 	refuse := Hooks{Rename: func(func() error) error { return full }}
 	if err := Create(root, "a", TempName("a", "put-1"), strings.NewReader("x"), make([]byte, 16), refuse); status.Of(err) != http.StatusInsufficientStorage {
