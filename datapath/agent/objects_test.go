@@ -44,12 +44,17 @@ type reply struct {
 }
 
 // request sends method to url with body and headers (pairs), as e.do does,
-// and returns the response with its body read.
+// and returns the response with its body read. A body that tells its Len is
+// sent with it as Content-Length, whatever its type; any other than those
+// http.NewRequest knows is of unknown length (chunked).
 func (e *env) request(method, url string, body io.Reader, headers ...string) (reply, []byte) {
 	e.t.Helper()
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if b, ok := body.(interface{ Len() int }); ok {
+		req.ContentLength = int64(b.Len())
 	}
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)
