@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"sync"
@@ -42,9 +43,33 @@ type bound struct {
 	err error
 }
 
-// admit returns the tightest bound on a PUT of ns whose body is size bytes
-// (-1 when unknown), or refuses it already when size is over it.
-func (b *storeBounds) admit(ns string, size int64) (bound, error) {
+// admit returns the tightest bound on the body of a PUT of ns, size bytes
+// (-1 when unknown), and the reservation that keeps the PUT within ns's
+// quota, holding size already when it is known; or refuses the PUT at once
+// when it cannot fit. replaced is the size of the object the PUT overwrites,
+// 0 when none (see reservation).
+func (b *storeBounds) admit(ns string, size, replaced int64) (bound, *reservation, error) {
+	tight, err := b.bound()
+	if err != nil {
+		return bound{}, nil, err
+	}
+	if size >= 0 && tight.n >= 0 && size > tight.n {
+		return bound{}, nil, tight.err
+	}
+	res, err := b.reserve(ns, replaced)
+	if err == nil && size >= 0 {
+		err = res.cover(size)
+	}
+	if err != nil {
+		return bound{}, nil, err
+	}
+	return tight, res, nil
+}
+
+// bound is the tighter of the object size limit and the free space. The
+// quota is no bound: the bytes it leaves change as other PUTs run, so a
+// PUT's reservation keeps it.
+func (b *storeBounds) bound() (bound, error) {
 	tight := bound{n: -1}
 	tighten := func(n int64, err error) {
 		if tight.n < 0 || n < tight.n {
@@ -62,18 +87,6 @@ func (b *storeBounds) admit(ns string, size int64) (bound, error) {
 	tighten(free-b.minFree, status.With(http.StatusInsufficientStorage, fmt.Errorf(
 		"node %s's data root has %d bytes free and keeps at least %d free (--min-free-bytes): the object does not fit; free space, or store it on another node with ?node=",
 		b.node, free, b.minFree)))
-	if q := b.quotaFor(ns); q > 0 {
-		used, err := b.usage.of(b.node, ns)
-		if err != nil {
-			return bound{}, err
-		}
-		tighten(q-used, status.With(http.StatusInsufficientStorage, fmt.Errorf(
-			"namespace %s holds %d bytes on node %s and its quota there is %d bytes (--namespace-quota, or the Namespace annotation %s that a cluster admin sets): the object does not fit; delete objects or ask for a larger quota",
-			ns, used, b.node, q, QuotaAnnotation)))
-	}
-	if size >= 0 && tight.n >= 0 && size > tight.n {
-		return bound{}, tight.err
-	}
 	return tight, nil
 }
 
@@ -89,6 +102,19 @@ func (b *storeBounds) full(err error) error {
 	return status.With(http.StatusInsufficientStorage, fmt.Errorf(
 		"node %s's data root is full (%w): the object was not stored; free space, or store it on another node with ?node=",
 		b.node, errno))
+}
+
+// reserve returns a reservation of a PUT of ns over an object of replaced
+// bytes, holding nothing yet; ns's objects are walked first when it has a
+// quota.
+func (b *storeBounds) reserve(ns string, replaced int64) (*reservation, error) {
+	r := &reservation{node: b.node, ns: ns, quota: b.quotaFor(ns), credit: replaced, sp: b.usage.space(ns)}
+	if r.quota > 0 {
+		if err := b.usage.walk(b.node, ns, r.sp); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 func (b *storeBounds) quotaFor(ns string) int64 {
@@ -112,21 +138,77 @@ func statfsFree(dir string) func() (int64, error) {
 	}
 }
 
-// usage is the bytes of each namespace's objects on the node: walked once,
-// at a namespace's first PUT under a quota, then kept up to date by PUT and
-// DELETE. Concurrent PUTs each see the usage before the others end, so a
-// namespace may pass its quota by the objects in flight.
+// usage is the bytes of each namespace's objects on the node, walked at the
+// namespace's first PUT under a quota and then kept by PUT and DELETE, and
+// the bytes its PUTs in flight reserve (see reservation): a namespace's
+// objects and its PUTs in flight fit its quota together, so it never holds
+// more however many PUTs run at once. A quota set while PUTs admitted
+// without one are in flight applies to the PUTs after them.
 type usage struct {
-	mu    sync.Mutex
-	root  func(ns string) *dataroot.Namespace
-	bytes map[string]int64
+	mu     sync.Mutex // guards spaces, not what they count
+	root   func(ns string) *dataroot.Namespace
+	spaces map[string]*space
 }
 
-func (u *usage) of(node, ns string) (int64, error) {
+// space is one namespace's usage. Its lock guards the ledger and is held
+// around each change of the namespace's objects together with the reading
+// of the size it replaces (a PUT's rename, a DELETE's removal), so that
+// changes of one name that race are each counted once. It is never held
+// across a body's copy, nor by another namespace's PUTs.
+type space struct {
+	mu sync.Mutex
+	ledger
+}
+
+// ledger counts a namespace's bytes: stored in its objects (once walked)
+// and reserved by its PUTs in flight. Plain arithmetic: its space's lock
+// guards it.
+type ledger struct {
+	walked           bool
+	stored, reserved int64
+}
+
+// grow reserves n more bytes if they fit quota with the rest.
+func (l *ledger) grow(n, quota int64) bool {
+	if l.stored+l.reserved+n > quota {
+		return false
+	}
+	l.reserved += n
+	return true
+}
+
+// settle gives back held reserved bytes and counts delta more stored: a PUT
+// ended (delta is what its rename added, 0 when it did not land), or a
+// DELETE freed -delta.
+func (l *ledger) settle(held, delta int64) {
+	l.reserved -= held
+	if l.walked {
+		l.stored += delta
+	}
+}
+
+// space returns ns's usage.
+func (u *usage) space(ns string) *space {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if n, ok := u.bytes[ns]; ok {
-		return n, nil
+	sp, ok := u.spaces[ns]
+	if !ok {
+		if u.spaces == nil {
+			u.spaces = map[string]*space{}
+		}
+		sp = &space{}
+		u.spaces[ns] = sp
+	}
+	return sp
+}
+
+// walk counts the bytes of ns's objects into sp, unless they were already:
+// under its lock, so that a change the walk sees is not counted again.
+func (u *usage) walk(node, ns string, sp *space) error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.walked {
+		return nil
 	}
 	var n int64
 	err := u.root(ns).Walk(".", func(_ string, e fs.DirEntry) error {
@@ -136,20 +218,117 @@ func (u *usage) of(node, ns string) (int64, error) {
 		return nil
 	})
 	if err != nil && status.Of(err) != http.StatusNotFound {
-		return 0, fmt.Errorf("namespace %s's bytes on node %s: %w", ns, node, err)
+		return fmt.Errorf("namespace %s's bytes on node %s: %w", ns, node, err)
 	}
-	if u.bytes == nil {
-		u.bytes = map[string]int64{}
-	}
-	u.bytes[ns] = n
-	return n, nil
+	sp.walked, sp.stored = true, n
+	return nil
 }
 
-// add counts delta more bytes for ns, when its usage is kept.
-func (u *usage) add(ns string, delta int64) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if n, ok := u.bytes[ns]; ok {
-		u.bytes[ns] = n + delta
+// change runs do, a change of ns's objects that returns the bytes it adds
+// (negative when it frees them), under ns's lock, and counts them.
+func (u *usage) change(ns string, do func() (int64, error)) error {
+	sp := u.space(ns)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	delta, err := do()
+	sp.settle(0, delta)
+	return err
+}
+
+// reservation is what one PUT holds in its namespace's usage: the bytes its
+// object may add once it lands, held as soon as they are known (the whole
+// Content-Length at admission, else as the body arrives) and refused when
+// they would pass the quota with the namespace's objects and its other PUTs
+// in flight. The quota counts objects, not the copies being written: an
+// overwrite ends with its object in place of the one it replaces, so it
+// needs only what it adds over it (credit), while the free space it needs
+// is its whole size, as both are on disk until the rename. The landing
+// counts what the rename did replace, which a DELETE or another PUT of the
+// name may have changed since admission, and holds more if that needs more.
+// Only the PUT's goroutine uses a reservation.
+type reservation struct {
+	node, ns string
+	sp       *space
+	quota    int64 // 0: none, and nothing is held
+	credit   int64 // the size of the object it replaces, at admission
+	held     int64
+}
+
+// holds reports whether the PUT holds n bytes already, or needs none.
+func (r *reservation) holds(n int64) bool { return r.quota == 0 || n <= r.held }
+
+// cover holds what the PUT adds once got bytes of its body came, or refuses
+// the PUT when that would pass the quota.
+func (r *reservation) cover(got int64) error {
+	if r.holds(got - r.credit) {
+		return nil
 	}
+	r.sp.mu.Lock()
+	defer r.sp.mu.Unlock()
+	return r.holdLocked(got - r.credit)
+}
+
+// holdLocked holds n bytes in all, or refuses; r.sp.mu is held.
+func (r *reservation) holdLocked(n int64) error {
+	if r.holds(n) {
+		return nil
+	}
+	if !r.sp.grow(n-r.held, r.quota) {
+		return status.With(http.StatusInsufficientStorage, fmt.Errorf(
+			"namespace %s holds %d bytes on node %s, and its other PUTs in flight there may add up to %d; its quota there is %d bytes (--namespace-quota, or the Namespace annotation %s that a cluster admin sets): the object does not fit; delete objects or ask for a larger quota",
+			r.ns, r.sp.stored, r.node, r.sp.reserved-r.held, r.quota, QuotaAnnotation))
+	}
+	r.held = n
+	return nil
+}
+
+// land makes the PUT's object of size bytes the namespace's by rename, under
+// the namespace's lock together with replaced, which answers the size of the
+// object the rename replaces (0 when none), and turns what the PUT holds
+// into what it added: if that is more than it holds, the rest must fit the
+// quota.
+func (r *reservation) land(size int64, replaced func() int64, rename func() error) error {
+	r.sp.mu.Lock()
+	defer r.sp.mu.Unlock()
+	delta := size - replaced()
+	if err := r.holdLocked(delta); err != nil {
+		return err
+	}
+	if err := rename(); err != nil {
+		return err
+	}
+	r.sp.settle(r.held, delta)
+	r.held = 0
+	return nil
+}
+
+// release gives back what the PUT holds once it ended: all of it if it
+// failed (refused, a checksum mismatch, its client gone, a write failed),
+// nothing if it landed.
+func (r *reservation) release() {
+	if r.held == 0 {
+		return
+	}
+	r.sp.mu.Lock()
+	defer r.sp.mu.Unlock()
+	r.sp.settle(r.held, 0)
+	r.held = 0
+}
+
+// reservingBody reads a PUT's body, holding what the bytes that came add in
+// the PUT's reservation: a body of unknown length is refused as soon as they
+// would pass the quota.
+type reservingBody struct {
+	r   io.Reader
+	res *reservation
+	got int64
+}
+
+func (b *reservingBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.got += int64(n)
+	if refused := b.res.cover(b.got); refused != nil {
+		return 0, refused
+	}
+	return n, err
 }

@@ -55,11 +55,16 @@ func (e *env) request(method, url string, body io.Reader, headers ...string) (re
 }
 
 // send is request for a goroutine other than the test's: it returns its
-// failure rather than ending the test.
+// failure rather than ending the test. A body that tells its Len is sent with
+// it as Content-Length, whatever its type; any other than those
+// http.NewRequest knows is of unknown length (chunked).
 func (e *env) send(method, url string, body io.Reader, headers ...string) (reply, []byte, error) {
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		return reply{}, nil, err
+	}
+	if b, ok := body.(interface{ Len() int }); ok {
+		req.ContentLength = int64(b.Len())
 	}
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)

@@ -56,21 +56,23 @@ func (s *objectStore) put(ns, object string, body io.Reader, size int64, want st
 		return wire.ObjectInfo{}, err
 	}
 	defer nsRoot.Close()
-	limit, err := s.bounds.admit(ns, size)
+	limit, res, err := s.bounds.admit(ns, size, regularSize(nsRoot, object))
 	if err != nil {
 		return wire.ObjectInfo{}, err
 	}
-	var old int64
-	if fi, err := nsRoot.Lstat(object); err == nil && fi.Mode().IsRegular() {
-		old = fi.Size()
-	}
+	// Whichever way the PUT ends, it gives back what it holds of the quota
+	// (nothing once it landed).
+	defer res.release()
 	sum := sha256.New()
-	r := &limitedBody{r: io.TeeReader(body, sum), left: limit.n, err: limit.err}
+	r := &reservingBody{r: &limitedBody{r: io.TeeReader(body, sum), left: limit.n, err: limit.err}, res: res}
 	info := wire.ObjectInfo{Name: object, Node: s.node}
 	buf := bufpool.Objects.Get()
 	defer bufpool.Objects.Put(buf)
 	err = durable.Create(nsRoot, object, durable.TempName(object, putTag+randomHex()), r, *buf, durable.Hooks{
 		Written: func(f *os.File) error { return seal(f, sum, want, &info) },
+		Rename: func(rename func() error) error {
+			return res.land(info.Size, func() int64 { return regularSize(nsRoot, object) }, rename)
+		},
 	})
 	if err != nil {
 		return wire.ObjectInfo{}, s.bounds.full(err)
@@ -78,8 +80,15 @@ func (s *objectStore) put(ns, object string, body io.Reader, size int64, want st
 	if err := durable.SyncDir(nsRoot, path.Dir(object)); err != nil {
 		return wire.ObjectInfo{}, durable.StorageError(object, err)
 	}
-	s.bounds.usage.add(ns, info.Size-old)
 	return info, nil
+}
+
+// regularSize is the size of the object name of root, 0 when there is none.
+func regularSize(root *os.Root, name string) int64 {
+	if fi, err := root.Lstat(name); err == nil && fi.Mode().IsRegular() {
+		return fi.Size()
+	}
+	return 0
 }
 
 // seal checks what was written against the checksum the client sent and
@@ -149,26 +158,43 @@ func (s *objectStore) remove(ns, object string, recursive bool) (int, error) {
 	}
 	removed := 0
 	for _, name := range names {
-		fi, err := nsRoot.Lstat(name)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
+		ok, err := s.removeOne(nsRoot, ns, name)
+		if err != nil {
+			return removed, err
 		}
-		if err := nsRoot.Remove(name); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			return removed, status.With(http.StatusInternalServerError, fmt.Errorf("removing %q: %w", name, err))
+		if ok {
+			removed++
+			// Best effort: the object is gone for every reader already; the
+			// sync only makes that survive a crash sooner.
+			_ = durable.SyncDir(nsRoot, path.Dir(name))
 		}
-		removed++
-		s.bounds.usage.add(ns, -fi.Size())
-		// Best effort: the object is gone for every reader already; the sync
-		// only makes that survive a crash sooner.
-		_ = durable.SyncDir(nsRoot, path.Dir(name))
 	}
 	if removed == 0 {
 		return 0, status.NotFound(fmt.Errorf("no object %q on node %s", object, s.node))
 	}
 	return removed, nil
+}
+
+// removeOne removes the object name of ns, if there is one, and counts the
+// bytes it frees: under ns's usage lock, so that a PUT of the name that
+// lands at the same time is counted before or after it, never half.
+func (s *objectStore) removeOne(nsRoot *os.Root, ns, name string) (bool, error) {
+	removed := false
+	err := s.bounds.usage.change(ns, func() (int64, error) {
+		fi, err := nsRoot.Lstat(name)
+		if err != nil || !fi.Mode().IsRegular() {
+			return 0, nil //nolint:nilerr // no object of that name: none to remove
+		}
+		if err := nsRoot.Remove(name); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return 0, nil
+			}
+			return 0, status.With(http.StatusInternalServerError, fmt.Errorf("removing %q: %w", name, err))
+		}
+		removed = true
+		return -fi.Size(), nil
+	})
+	return removed, err
 }
 
 // names returns the names of the objects of ns that start with prefix.

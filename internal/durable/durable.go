@@ -27,6 +27,11 @@ type Hooks struct {
 	Written func(f *os.File) error
 	// BeforeRename is called once the temporary file is durable, just before the rename.
 	BeforeRename func() error
+	// Rename, when set, makes the rename by calling rename, after BeforeRename: so that the
+	// caller can do it under its lock, with what it replaces (the object API counts the bytes
+	// a name held and what it holds once renamed as one step). Its error fails the Create as
+	// the rename's would.
+	Rename func(rename func() error) error
 }
 
 // Create writes what r yields to the file name of root through tmp, a hidden name beside it,
@@ -58,7 +63,7 @@ func Create(root *os.Root, name, tmp string, r io.Reader, buf []byte, hooks Hook
 			dstErr = hooks.BeforeRename()
 		}
 		if dstErr == nil {
-			dstErr = root.Rename(tmp, name)
+			dstErr = renameWith(hooks.Rename, func() error { return root.Rename(tmp, name) })
 		}
 	}
 	if srcErr != nil || dstErr != nil {
@@ -73,6 +78,14 @@ func Create(root *os.Root, name, tmp string, r io.Reader, buf []byte, hooks Hook
 		return StorageError(name, dstErr)
 	}
 	return nil
+}
+
+// renameWith makes rename through hook, or itself when there is none.
+func renameWith(hook func(func() error) error, rename func() error) error {
+	if hook == nil {
+		return rename()
+	}
+	return hook(rename)
 }
 
 // StorageError is a failure of the file system while writing name: a 500, unless err already

@@ -2,11 +2,14 @@ package durable
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 func TestTempNames(t *testing.T) {
@@ -34,15 +37,22 @@ func TestTempNames(t *testing.T) {
 	}
 }
 
-func TestCreateFailureLeavesNothing(t *testing.T) {
+// tempRoot opens a new temporary directory as a root, closed with the test.
+func tempRoot(t *testing.T) (*os.Root, string) {
+	t.Helper()
 	dir := t.TempDir()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
+	t.Cleanup(func() { root.Close() })
+	return root, dir
+}
+
+func TestCreateFailureLeavesNothing(t *testing.T) {
+	root, dir := tempRoot(t)
 	gone := errors.New("client gone")
-	err = Create(root, "a/b", TempName("a/b", "put-1"), failingReader{gone}, make([]byte, 16), Hooks{})
+	err := Create(root, "a/b", TempName("a/b", "put-1"), failingReader{gone}, make([]byte, 16), Hooks{})
 	if !errors.Is(err, gone) {
 		t.Fatalf("Create = %v, want the reader's error", err)
 	}
@@ -62,6 +72,30 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 	entries, _ = os.ReadDir(filepath.Join(dir, "a"))
 	if len(entries) != 1 || entries[0].Name() != "b" {
 		t.Errorf("after the sweep: %v, want only b", entries)
+	}
+}
+
+// TestCreateRenameHook: the Rename hook makes the rename, and its error
+// fails the Create with nothing left, its status kept.
+func TestCreateRenameHook(t *testing.T) {
+	root, dir := tempRoot(t)
+	full := status.With(http.StatusInsufficientStorage, errors.New("no room"))
+	refuse := Hooks{Rename: func(func() error) error { return full }}
+	if err := Create(root, "a", TempName("a", "put-1"), strings.NewReader("x"), make([]byte, 16), refuse); status.Of(err) != http.StatusInsufficientStorage {
+		t.Errorf("Create with a refusing Rename = %v, want its 507", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused rename left %v", entries)
+	}
+	renamed := false
+	wrap := Hooks{Rename: func(rename func() error) error {
+		err := rename()
+		_, statErr := root.Stat("a")
+		renamed = err == nil && statErr == nil
+		return err
+	}}
+	if err := Create(root, "a", TempName("a", "put-1"), strings.NewReader("x"), make([]byte, 16), wrap); err != nil || !renamed {
+		t.Errorf("Create = %v; the file was renamed within the hook: %v", err, renamed)
 	}
 }
 
