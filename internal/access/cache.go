@@ -37,8 +37,9 @@ func digest(fields ...string) key {
 	h := sha256.New()
 	var n [binary.MaxVarintLen64]byte
 	for _, f := range fields {
-		h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
-		io.WriteString(h, f)
+		// A hash.Hash never fails a write.
+		_, _ = h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
+		_, _ = io.WriteString(h, f)
 	}
 	var k key
 	h.Sum(k[:0])
