@@ -31,7 +31,7 @@ type inflight struct {
 	streams map[string]*inflightStream
 	// writeTimeout bounds each write of a GET (Options.WriteTimeout): a
 	// transformer that stops reading its object is cut, and the object
-	// fails (notReadError).
+	// fails (notReadError). It also bounds release's wait for a cut GET.
 	writeTimeout time.Duration
 }
 
@@ -59,9 +59,11 @@ type inflightStream struct {
 // that context, which ends with ctx, with release, or when the transformer
 // stops reading (its cause a notReadError).
 //
-// release cuts a GET still going on and waits until it lets go of body:
-// a cut GET stops at its next write. The caller closes body first, so that
-// a GET reading a file stops.
+// release cuts a GET still going on and waits until it lets go of body, at
+// most writeTimeout: a cut GET stops at its next write, but may first sit in
+// a read of body that closing does not stop (a client's request body). It
+// then ends by itself and reads nothing the caller frees. The caller closes
+// body first, so that a GET reading a file stops.
 func (f *inflight) add(ctx context.Context, body io.Reader, size int64, t Target) (id string, _ context.Context, release func()) {
 	ctx, fail := context.WithCancelCause(ctx)
 	s := &inflightStream{body: body, size: size, peer: peerOf(t.URL), transform: t.Key(), fail: fail, done: make(chan struct{})}
@@ -76,9 +78,19 @@ func (f *inflight) add(ctx context.Context, body io.Reader, size int64, t Target
 	return id, ctx, func() {
 		if f.take(id) == nil { // taken by a GET
 			s.cut()
-			<-s.done
+			f.await(s)
 		}
 		fail(nil)
+	}
+}
+
+// await waits until the GET that took s has finished, at most writeTimeout.
+func (f *inflight) await(s *inflightStream) {
+	t := time.NewTimer(f.writeTimeout)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
 	}
 }
 

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,5 +176,43 @@ func TestHPullTransformerStopsReading(t *testing.T) {
 				t.Errorf("%d objects still in flight", n)
 			}
 		})
+	}
+}
+
+// blockedBody is an object's bytes that closing does not stop, as a
+// client's request body or an earlier stage's result: Read waits for
+// unblock, then has a few bytes.
+type blockedBody struct{ unblock <-chan struct{} }
+
+func (b blockedBody) Read(p []byte) (int, error) {
+	<-b.unblock
+	return copy(p, "late"), nil
+}
+
+// TestInflightReleaseIsBounded: releasing an object whose GET is stuck in a
+// read of its bytes returns without waiting for that read, and the GET,
+// once the read returns, is cut rather than answered.
+func TestInflightReleaseIsBounded(t *testing.T) {
+	f := &inflight{writeTimeout: 10 * time.Millisecond}
+	srv := httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(srv.Close)
+	unblock := make(chan struct{})
+	unblockOnce := sync.OnceFunc(func() { close(unblock) })
+	t.Cleanup(unblockOnce) // before srv.Close, which waits for the GET
+	id, _, remove := f.add(context.Background(), blockedBody{unblock}, -1, Target{URL: srv.URL})
+	fetched := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(srv.URL + PathInflight + id)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		fetched <- err
+	}()
+	waitUntil(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.streams) == 0 })
+	remove()
+	unblockOnce()
+	if err := <-fetched; err == nil {
+		t.Error("the GET of a released object was answered in full")
 	}
 }
