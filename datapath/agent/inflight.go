@@ -74,8 +74,11 @@ func (f *inflight) add(ctx context.Context, body io.Reader, size int64, t Target
 	}
 	f.streams[id] = s
 	f.mu.Unlock()
-	context.AfterFunc(ctx, s.cut)
+	stopCut := context.AfterFunc(ctx, s.cut)
 	return id, ctx, func() {
+		// Cut here rather than by AfterFunc, which fail(nil) would run
+		// in a goroutine of its own for every object.
+		stopCut()
 		if f.take(id) == nil { // taken by a GET
 			s.cut()
 			f.await(s)
