@@ -109,7 +109,7 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	fs.IntVar(&opts.MaxInlineRequests, "max-inline-requests", opts.MaxInlineRequests,
 		"inline requests ("+agent.PathTransform+") served at once on the node, each until its answer ends; more are refused with 429")
 	fs.DurationVar(&opts.StreamIdleTimeout, "stream-idle-timeout", opts.StreamIdleTimeout, "a client stream with no object in flight and none sent for this long is closed (1001)")
-	fs.DurationVar(&opts.WriteTimeout, "write-timeout", opts.WriteTimeout, "a client stream or transformer connection that does not read the agent's writes for this long is closed")
+	fs.DurationVar(&opts.WriteTimeout, "write-timeout", opts.WriteTimeout, "a client stream, transformer connection or hpull transformer's fetch of its object that does not take one of the agent's writes for this long is closed; the object fails")
 	fs.DurationVar(&opts.PingInterval, "ping-interval", opts.PingInterval, "how often client streams are pinged")
 	srcHosts := fs.String("src-allowed-hosts", "",
 		"comma-separated hosts (or *.domain) ?src= may fetch objects from; empty turns ?src= off")
@@ -137,7 +137,11 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 const maxHeaderBytes = 64 << 10
 
 // newServer serves h on listen with bounded headers and deadlines for idle
-// and slow clients; bodies stream for as long as an object takes.
+// clients and slow headers. It has no WriteTimeout (nor ReadTimeout): one
+// bounds a whole answer, and would cut an object's legitimate long stream
+// as surely as a stalled one. The handlers that stream bound each write
+// instead (--write-timeout: an hpull transformer's fetch of its object, a
+// client stream), within the object's own timeout.
 func newServer(listen string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              listen,
@@ -179,7 +183,7 @@ func servePprof(ctx context.Context, addr string) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(addr, mux)
 	go func() { <-ctx.Done(); srv.Close() }()
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		slog.Error("profiles not served", "listen", addr, "error", err)

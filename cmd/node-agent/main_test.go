@@ -76,6 +76,12 @@ func TestServerBoundsHeaders(t *testing.T) {
 	if srv.ReadHeaderTimeout <= 0 {
 		t.Error("no ReadHeaderTimeout: a client could hold a connection by sending its headers slowly")
 	}
+	if srv.IdleTimeout <= 0 {
+		t.Error("no IdleTimeout: a client could hold idle connections for ever")
+	}
+	if srv.WriteTimeout != 0 || srv.ReadTimeout != 0 {
+		t.Errorf("WriteTimeout %s, ReadTimeout %s: either would cut long objects; streams bound each write instead", srv.WriteTimeout, srv.ReadTimeout)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

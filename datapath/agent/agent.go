@@ -59,10 +59,11 @@ type Options struct {
 	// StreamIdleTimeout closes a client stream with no object in flight
 	// and none sent for that long (status 1001).
 	StreamIdleTimeout time.Duration
-	// WriteTimeout bounds each write to a client stream or a pooled
-	// transformer connection: a peer that stops reading is dropped rather
-	// than holding the agent's buffers. PingInterval is how often client
-	// streams are pinged.
+	// WriteTimeout bounds each write to a client stream, a pooled
+	// transformer connection or an hpull transformer's fetch of its object:
+	// a peer that stops reading is dropped rather than holding the agent's
+	// buffers (and its object, its request slot or its run). PingInterval
+	// is how often client streams are pinged.
 	WriteTimeout, PingInterval time.Duration
 	// Src is where ?src= objects may come from; the zero Policy turns
 	// ?src= off.
@@ -191,6 +192,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	a.peerToken.path = opts.PeerTokenFile
 	a.located.max = maxLocations
+	a.inflight.writeTimeout = opts.WriteTimeout
 	a.panics = &panics.Reporter{Log: a.log, Count: a.metrics.panics}
 	a.runs = noderun.New(noderun.Config{
 		Node: opts.Node, Root: root, Transformers: runTransformers{a},

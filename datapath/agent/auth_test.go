@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -200,7 +201,7 @@ func TestNamespacesKeepTheirData(t *testing.T) {
 // id gets 404 and does not use them up.
 func TestInflightOnlyForItsTransformer(t *testing.T) {
 	var f inflight
-	id, remove := f.add(strings.NewReader("bytes"), 5, peerOf("http://10.1.2.3:8000"))
+	id, _, remove := f.add(context.Background(), strings.NewReader("bytes"), 5, Target{URL: "http://10.1.2.3:8000"})
 	defer remove()
 	get := func(from string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("GET", PathInflight+id, nil)

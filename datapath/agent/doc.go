@@ -43,9 +43,10 @@
 // MaxInlineRequests) answer 429 past them: a few callers must not take the
 // whole node. Transformers' answers have bounded headers
 // (maxAnswerHeaderBytes; package ws bounds a handshake's). Client
-// streams are closed when idle (StreamIdleTimeout) and pinged; a stream or
-// pooled transformer connection whose peer stops reading is closed after
-// WriteTimeout rather than holding the agent's buffers.
+// streams are closed when idle (StreamIdleTimeout) and pinged; a stream,
+// pooled transformer connection or hpull transformer's fetch whose peer
+// stops reading is closed after WriteTimeout rather than holding the
+// agent's buffers, and a fetch lasts no longer than its object (inflight.go).
 //
 // A Resolver finds the local transformer of a Transform; the HTTP side never
 // talks to the API server, so it is tested against in-process transformers.

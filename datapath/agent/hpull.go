@@ -30,13 +30,14 @@ func (h hpull) transform(ctx context.Context, t Target, in input, exceeded *atom
 	if err != nil {
 		return nil, 0, err
 	}
-	id, remove := h.a.inflight.add(body, size, peerOf(t.URL))
+	id, ctx, remove := h.a.inflight.add(ctx, body, size, t)
 	release := func() { body.Close(); remove() }
 	u := wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, Src: h.a.opts.AdvertiseURL + PathInflight + id})
 	// The transformer may still fetch the bytes while it answers: they are
 	// released with the result.
 	result, n, err := h.a.roundTrip(mustGet(ctx, u))
 	if err != nil {
+		err = failure(ctx, err)
 		release()
 		return nil, 0, err
 	}

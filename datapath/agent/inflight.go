@@ -1,14 +1,19 @@
 package agent
 
 import (
+	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mlkube/mlkube/internal/bufpool"
 )
@@ -24,34 +29,91 @@ const PathInflight = "/v1/inflight/"
 type inflight struct {
 	mu      sync.Mutex
 	streams map[string]*inflightStream
+	// writeTimeout bounds each write of a GET (Options.WriteTimeout): a
+	// transformer that stops reading its object is cut, and the object
+	// fails (notReadError). It also bounds release's wait for a cut GET.
+	writeTimeout time.Duration
 }
 
 type inflightStream struct {
 	body io.Reader
 	size int64
-	// peer is the host the transformer calls from.
-	peer string
+	// peer is the host the transformer calls from; transform is the
+	// Transform's key, for the error of a transformer that stops reading.
+	peer, transform string
+	// fail ends the object's request to the transformer, with its cause.
+	fail context.CancelCauseFunc
 	// done is closed when a GET that took the body has finished with it.
 	done chan struct{}
+
+	mu sync.Mutex
+	// answer is the answer of the GET that took the stream; over says the
+	// object no longer waits for its bytes.
+	answer *deadlineWriter
+	over   bool
 }
 
-// add registers body for the transformer at host peer and returns its id
-// and a function that unregisters it and waits until no GET reads body any
-// more; the caller closes body first so that a GET still reading it stops.
-func (f *inflight) add(body io.Reader, size int64, peer string) (string, func()) {
-	id := rand.Text()
-	s := &inflightStream{body: body, size: size, peer: peer, done: make(chan struct{})}
+// add registers body, the object of t, for t's transformer. It returns the
+// stream's id, the context of the object's request to the transformer, and
+// release, which unregisters the stream. A GET of it lasts no longer than
+// that context, which ends with ctx, with release, or when the transformer
+// stops reading (its cause a notReadError).
+//
+// release cuts a GET still going on and waits until it lets go of body, at
+// most writeTimeout: a cut GET stops at its next write, but may first sit in
+// a read of body that closing does not stop (a client's request body). It
+// then ends by itself and reads nothing the caller frees. The caller closes
+// body first, so that a GET reading a file stops.
+func (f *inflight) add(ctx context.Context, body io.Reader, size int64, t Target) (id string, _ context.Context, release func()) {
+	ctx, fail := context.WithCancelCause(ctx)
+	s := &inflightStream{body: body, size: size, peer: peerOf(t.URL), transform: t.Key(), fail: fail, done: make(chan struct{})}
+	id = rand.Text()
 	f.mu.Lock()
 	if f.streams == nil {
 		f.streams = make(map[string]*inflightStream)
 	}
 	f.streams[id] = s
 	f.mu.Unlock()
-	return id, func() {
+	stopCut := context.AfterFunc(ctx, s.cut)
+	return id, ctx, func() {
+		// Cut here rather than by AfterFunc, which fail(nil) would run
+		// in a goroutine of its own for every object.
+		stopCut()
 		if f.take(id) == nil { // taken by a GET
-			<-s.done
+			s.cut()
+			f.await(s)
 		}
+		fail(nil)
 	}
+}
+
+// await waits until the GET that took s has finished, at most writeTimeout.
+func (f *inflight) await(s *inflightStream) {
+	t := time.NewTimer(f.writeTimeout)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+	}
+}
+
+// cut stops the GET of s, now or as soon as it starts answering.
+func (s *inflightStream) cut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.over = true
+	if s.answer != nil {
+		s.answer.stop()
+	}
+}
+
+// attach makes w the answer of the GET that took s; false when the object
+// no longer waits for its bytes.
+func (s *inflightStream) attach(w *deadlineWriter) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answer = w
+	return !s.over
 }
 
 // take removes and returns the stream id.
@@ -86,7 +148,7 @@ func peerOf(transformerURL string) string {
 }
 
 // serve answers GET PathInflight<id> with the stream's bytes, once, to the
-// transformer it was issued to.
+// transformer it was issued to, each write within writeTimeout.
 func (f *inflight) serve(w http.ResponseWriter, r *http.Request) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -99,15 +161,57 @@ func (f *inflight) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer close(s.done)
+	if err := f.send(w, s); err != nil {
+		// Breaks the response, so the transformer sees a failed fetch
+		// rather than a short object.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// send answers with the bytes of s, each write within writeTimeout: a
+// transformer that stops reading them fails its object.
+func (f *inflight) send(w http.ResponseWriter, s *inflightStream) error {
+	answer := newDeadlineWriter(w, f.writeTimeout)
+	if !s.attach(answer) {
+		return errAnswerCut
+	}
 	if s.size >= 0 {
 		w.Header().Set("Content-Length", strconv.FormatInt(s.size, 10))
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	buf := bufpool.Objects.Get()
 	defer bufpool.Objects.Put(buf)
-	if srcErr, _ := bufpool.Copy(w, s.body, *buf); srcErr != nil {
-		// Breaks the response, so the transformer sees a failed fetch
-		// rather than a short object.
-		panic(http.ErrAbortHandler)
+	srcErr, dstErr := bufpool.Copy(answer, s.body, *buf)
+	if srcErr != nil {
+		return srcErr
 	}
+	if dstErr == nil {
+		dstErr = answer.end()
+	}
+	if errors.Is(dstErr, os.ErrDeadlineExceeded) && !answer.stopped() {
+		s.fail(&notReadError{transform: s.transform, timeout: f.writeTimeout})
+	}
+	return dstErr
+}
+
+// notReadError fails an object whose transformer stopped reading it.
+type notReadError struct {
+	transform string
+	timeout   time.Duration
+}
+
+func (e *notReadError) Error() string {
+	return fmt.Sprintf("transform %s: the transformer did not read its object within %s (the agent's --write-timeout); its fetch was cut",
+		e.transform, e.timeout)
+}
+
+// failure is the error of an object whose request to its transformer
+// failed with err: the transformer's stall when that ended ctx, the
+// context add returned, rather than the transport's report of a cancelled
+// request (which names the in-flight URL).
+func failure(ctx context.Context, err error) error {
+	if nr, ok := errors.AsType[*notReadError](context.Cause(ctx)); ok {
+		return nr
+	}
+	return err
 }

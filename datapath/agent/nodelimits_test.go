@@ -187,3 +187,27 @@ func TestNewRefusesZeroLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeRunStalledTransformerFreesItsSlot: a run whose hpull transformer
+// stops reading every object fails each within the object timeout, with the
+// write timeout far off, ends, and frees the node's only run slot for the
+// next run.
+func TestNodeRunStalledTransformerFreesItsSlot(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.MaxOfflineRuns = 1 })
+	e.addStallingPull("t", "")
+	e.setTimeout("t", 100*time.Millisecond)
+	for _, object := range []string{"raw/a", "raw/b"} {
+		e.writeSparse(object, beyondSocketBuffers)
+	}
+	for _, run := range []string{"first", "second"} {
+		spec := cappedRun(run, 1)
+		spec.ContinueOnError = true
+		s := e.runToEnd(run, spec)
+		wantCounts(t, s, etlv1alpha1.RunFailed, etlv1alpha1.RunCounts{PlannedObjects: 2, PlannedBytes: 2 * beyondSocketBuffers, FailedObjects: 2})
+		for _, oe := range s.Errors {
+			if oe.StatusCode != http.StatusGatewayTimeout || !strings.Contains(oe.Message, "object timeout") {
+				t.Errorf("run %s: %s failed with %d %q, want the object timeout", run, oe.Object, oe.StatusCode, oe.Message)
+			}
+		}
+	}
+}

@@ -103,8 +103,7 @@ func TestPoolDropsConnectionThatStopsReading(t *testing.T) {
 		ObjectTimeout: 10 * time.Second, URL: srv.URL,
 	}
 	e.resolver.mu.Unlock()
-	// Larger than what loopback socket buffers take in.
-	e.writeObject("big", bytes.Repeat([]byte("b"), 32<<20))
+	e.writeSparse("big", beyondSocketBuffers)
 	if a := e.get("stuck", "big", wire.Query{}); a.status != http.StatusBadGateway {
 		t.Fatalf("object to a transformer that does not read: %d %s, want 502 from the write timeout", a.status, a.body)
 	}
