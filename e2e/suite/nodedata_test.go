@@ -3,7 +3,6 @@ package suite
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path"
 	"testing"
 
@@ -106,15 +105,4 @@ func proxyResult(res rest.Result) (int, string) {
 		return 0, err.Error()
 	}
 	return code, string(raw)
-}
-
-// readObject returns an object of the client pod's node, or for a directory its files, one
-// path relative to it a line.
-func readObject(t *testing.T, ns, pod, name string) (string, error) {
-	t.Helper()
-	code, body := nodeFiles(ns, pod, "GET", name)
-	if code != 200 {
-		return "", fmt.Errorf("reading %s through pod %s: %d %s", name, pod, code, body)
-	}
-	return body, nil
 }

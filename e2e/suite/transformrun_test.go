@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -76,20 +77,28 @@ func (c *runCluster) contents(t *testing.T, node, dir string) map[string]string 
 	code, body := proxyResult(clientset.CoreV1().RESTClient().Get().Namespace(c.ns).Resource("pods").Name(c.clients[node]+":8080").
 		SubResource("proxy").Suffix("contents", c.ns, dir).Do(context.Background()))
 	var files map[string]string
+	if code == http.StatusNotFound { // nothing written there yet: the agent makes a destination as it writes
+		return files
+	}
 	if err := json.Unmarshal([]byte(body), &files); code != 200 || err != nil {
 		t.Fatalf("contents of %s on %s: %d %.300s (%v)", dir, node, code, body, err)
 	}
 	return files
 }
 
-// listing names every file under dir of node's data, hidden ones included.
+// listing names every file under dir of node's data, hidden ones included; none when dir does not
+// exist yet.
 func (c *runCluster) listing(t *testing.T, node, dir string) []string {
 	t.Helper()
-	body, err := readObject(t, c.ns, c.clients[node], dir)
-	if err != nil {
-		t.Fatal(err)
+	code, body := nodeFiles(c.ns, c.clients[node], http.MethodGet, dir)
+	switch code {
+	case http.StatusOK:
+		return strings.Fields(body)
+	case http.StatusNotFound:
+		return nil
 	}
-	return strings.Fields(body)
+	t.Fatalf("listing %s on %s: %d %.300s", dir, node, code, body)
+	return nil
 }
 
 func (c *runCluster) run(name string, edit func(*v1alpha1.TransformRunSpec)) *v1alpha1.TransformRun {
