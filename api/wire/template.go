@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -21,25 +22,26 @@ const (
 	MaxPipelineStages = 8
 )
 
+// Limits bound what a template expands to: how many names, and their bytes together.
+type Limits struct{ Objects, Bytes int }
+
+// RunLimits are a TransformRun's.
+var RunLimits = Limits{Objects: etlv1alpha1.MaxRunObjects, Bytes: etlv1alpha1.MaxRunTemplateBytes}
+
 // ExpandTemplate returns the names a brace template stands for, as bash expands it: a range
 // "{0000..0999}" (zero padding kept from the wider bound when either bound has a leading zero),
 // a list "{a,b,c}", several groups multiplying in order (the leftmost varies slowest). Its errors
-// name the problem: unbalanced or nested braces, a range whose end is before its start, more than
-// max names (counted before anything is expanded, so a template never allocates past max), and
-// names CheckObject refuses.
-func ExpandTemplate(t string, max int) ([]string, error) {
+// name the problem: unbalanced or nested braces, a range whose end is before its start, more
+// names or bytes of names than lim allows (counted from the template's parts before anything is
+// expanded, so a template never allocates past lim), and names CheckObject refuses.
+func ExpandTemplate(t string, lim Limits) ([]string, error) {
 	groups, err := parseTemplate(t)
 	if err != nil {
 		return nil, err
 	}
-	n := 1
-	for _, g := range groups {
-		// n*count > max, asked without overflowing (every group has at least one alternative).
-		c := g.count()
-		if n > max/c {
-			return nil, fmt.Errorf("template %q names more than %d objects: split the run, or list the objects", clip(t), max)
-		}
-		n *= c
+	n, _, err := measure(t, groups, lim)
+	if err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, n)
 	var buf []byte
@@ -69,6 +71,36 @@ func ExpandTemplate(t string, max int) ([]string, error) {
 	return names, nil
 }
 
+// measure returns how many names groups expand to and their bytes together, computed from the
+// groups' counts and sizes, never from the names: it refuses t as soon as either passes lim.
+func measure(t string, groups []group, lim Limits) (n, size int, err error) {
+	maxN, maxSize := uint64(max(lim.Objects, 0)), uint64(max(lim.Bytes, 0))
+	count, bytes := uint64(1), uint64(0)
+	for _, g := range groups {
+		// count*c > maxN, asked without overflowing (every group has at least one alternative).
+		c := uint64(g.count())
+		if count > maxN/c {
+			return 0, 0, fmt.Errorf("template %q names more than %d objects: split the run, or list the objects", clip(t), lim.Objects)
+		}
+		// Each of the count names so far is followed by each of the c alternatives: the names
+		// so far are repeated c times, and the alternatives (s bytes together) count times.
+		s, ok := g.size(maxSize)
+		repeated, ok1 := mulWithin(bytes, c, maxSize)
+		added, ok2 := mulWithin(s, count, maxSize)
+		if !ok || !ok1 || !ok2 || repeated+added > maxSize {
+			return 0, 0, fmt.Errorf("template %q names more than %d bytes of object names: split the run, or shorten the names", clip(t), lim.Bytes)
+		}
+		count, bytes = count*c, repeated+added
+	}
+	return int(count), int(bytes), nil
+}
+
+// mulWithin returns a*b, and whether it is at most limit.
+func mulWithin(a, b, limit uint64) (uint64, bool) {
+	hi, lo := bits.Mul64(a, b)
+	return lo, hi == 0 && lo <= limit
+}
+
 // clip keeps templates quoted in errors short: messages end up in admission answers and events.
 func clip(t string) string {
 	const keep = 64
@@ -91,6 +123,55 @@ func (g group) count() int {
 		return len(g.alts)
 	}
 	return int(g.hi - g.lo + 1) // parseRange bounded it
+}
+
+// size returns the bytes of the group's alternatives together, and false when they are more than
+// limit. It counts a range's names by their number of digits, never one by one.
+func (g group) size(limit uint64) (uint64, bool) {
+	if !g.isRange {
+		s := 0
+		for _, a := range g.alts {
+			s += len(a)
+		}
+		return uint64(s), uint64(s) <= limit
+	}
+	var s uint64
+	for lo, d := g.lo, digits(g.lo); ; d++ {
+		// [lo, end] are the numbers of d digits in the range.
+		end := g.hi
+		if d < maxDigits {
+			end = min(end, pow10(d)-1)
+		}
+		b, ok := mulWithin(end-lo+1, uint64(max(d, g.width)), limit)
+		if s += b; !ok || s > limit {
+			return s, false
+		}
+		if end == g.hi {
+			return s, true
+		}
+		lo = end + 1
+	}
+}
+
+// maxDigits is the number of digits of the largest uint64.
+const maxDigits = 20
+
+// digits returns the number of decimal digits of v.
+func digits(v uint64) int {
+	d := 1
+	for ; v >= 10; v /= 10 {
+		d++
+	}
+	return d
+}
+
+// pow10 returns 10**d, for d < maxDigits.
+func pow10(d int) uint64 {
+	p := uint64(1)
+	for range d {
+		p *= 10
+	}
+	return p
 }
 
 func (g group) at(k int) string {
@@ -186,13 +267,14 @@ func parseBound(s string) (uint64, error) {
 
 // SourceObjects returns the objects an objects or template source names, each once, in order: the
 // list, or the template's expansion. It refuses a prefix source (whose objects are found by
-// walking the prefix on each node), more than max objects and names CheckObject refuses.
-func SourceObjects(src etlv1alpha1.RunSource, max int) ([]string, error) {
+// walking the prefix on each node), more than lim.Objects objects, a template past lim and names
+// CheckObject refuses.
+func SourceObjects(src etlv1alpha1.RunSource, lim Limits) ([]string, error) {
 	var names []string
 	switch {
 	case len(src.Objects) > 0:
-		if len(src.Objects) > max {
-			return nil, fmt.Errorf("%d objects: at most %d are allowed; split the run", len(src.Objects), max)
+		if len(src.Objects) > lim.Objects {
+			return nil, fmt.Errorf("%d objects: at most %d are allowed; split the run", len(src.Objects), lim.Objects)
 		}
 		for i, o := range src.Objects {
 			if err := CheckObject(o); err != nil {
@@ -202,7 +284,7 @@ func SourceObjects(src etlv1alpha1.RunSource, max int) ([]string, error) {
 		names = src.Objects
 	case src.Template != "":
 		var err error
-		if names, err = ExpandTemplate(src.Template, max); err != nil {
+		if names, err = ExpandTemplate(src.Template, lim); err != nil {
 			return nil, err
 		}
 	default:

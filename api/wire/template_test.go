@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -11,68 +12,95 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
 
+// n is a limit of count objects, and bytes enough for the names of the tests.
+func n(count int) Limits { return Limits{Objects: count, Bytes: 1 << 20} }
+
 func TestExpandTemplate(t *testing.T) {
 	cases := map[string]struct {
 		template string
-		max      int
+		lim      Limits
 		want     []string
 		wantErr  string // a part of the error; "" for valid
 	}{
-		"literal":             {template: "a/b.tar", max: 10, want: []string{"a/b.tar"}},
-		"padded range":        {template: "shard-{0000..0003}.tar", max: 10, want: []string{"shard-0000.tar", "shard-0001.tar", "shard-0002.tar", "shard-0003.tar"}},
-		"padding of wider":    {template: "{08..010}", max: 10, want: []string{"008", "009", "010"}},
-		"padding from end":    {template: "{1..03}", max: 10, want: []string{"01", "02", "03"}},
-		"no padding":          {template: "{8..10}", max: 10, want: []string{"8", "9", "10"}},
-		"zero is not padding": {template: "{0..2}", max: 10, want: []string{"0", "1", "2"}},
-		"one-name range":      {template: "x{5..5}", max: 1, want: []string{"x5"}},
-		"list":                {template: "{a,b,c}.jpg", max: 10, want: []string{"a.jpg", "b.jpg", "c.jpg"}},
-		"empty list item":     {template: "a{,b}", max: 10, want: []string{"a", "ab"}},
-		"groups multiply":     {template: "{x,y}/{1..2}-{a,b}", max: 8, want: []string{"x/1-a", "x/1-b", "x/2-a", "x/2-b", "y/1-a", "y/1-b", "y/2-a", "y/2-b"}},
-		"exactly max":         {template: "{0..9}", max: 10, want: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
-		"duplicates kept":     {template: "{a,a}", max: 10, want: []string{"a", "a"}},
-		"one past max":        {template: "{0..10}", max: 10, wantErr: "more than 10 objects"},
-		"product past max":    {template: "{0..9}{0..9}{0..9}", max: 999, wantErr: "more than 999 objects"},
-		"huge product":        {template: strings.Repeat("{0..4294967295}", 4), max: 100000, wantErr: "more than 100000 objects"},
-		"huge range":          {template: "{0..18446744073709551615}", max: 100000, wantErr: "too large"},
-		"bound overflows":     {template: "{0..99999999999999999999}", max: 10, wantErr: "too large"},
-		"unclosed":            {template: "shard-{0..9.tar", max: 10, wantErr: "never closed"},
-		"stray close":         {template: "shard-0..9}.tar", max: 10, wantErr: "closes no {"},
-		"nested":              {template: "{a,{b,c}}", max: 10, wantErr: "nested braces"},
-		"backwards range":     {template: "{9..0}", max: 10, wantErr: "ends before it starts"},
-		"letters":             {template: "{a..z}", max: 100, wantErr: `bound "a" is not a non-negative integer`},
-		"negative":            {template: "{-1..3}", max: 100, wantErr: `bound "-1"`},
-		"step":                {template: "{0..9..2}", max: 100, wantErr: `bound "9..2"`},
-		"neither":             {template: "x{ab}", max: 100, wantErr: "neither a range"},
-		"empty group":         {template: "x{}", max: 100, wantErr: "neither a range"},
-		"empty":               {template: "", max: 10, wantErr: "no object name"},
-		"empty name":          {template: "{,a}", max: 10, wantErr: "no object name"},
-		"absolute":            {template: "/{a,b}", max: 10, wantErr: "absolute path"},
-		"dot-dot across":      {template: "a/{.,b}./c", max: 10, wantErr: "contains .."},
-		"too long":            {template: strings.Repeat("a", MaxObjectName) + "{0..1}", max: 10, wantErr: "too long"},
-		"zero max":            {template: "a", max: 0, wantErr: "more than 0 objects"},
+		"literal":             {template: "a/b.tar", lim: n(10), want: []string{"a/b.tar"}},
+		"padded range":        {template: "shard-{0000..0003}.tar", lim: n(10), want: []string{"shard-0000.tar", "shard-0001.tar", "shard-0002.tar", "shard-0003.tar"}},
+		"padding of wider":    {template: "{08..010}", lim: n(10), want: []string{"008", "009", "010"}},
+		"padding from end":    {template: "{1..03}", lim: n(10), want: []string{"01", "02", "03"}},
+		"no padding":          {template: "{8..10}", lim: n(10), want: []string{"8", "9", "10"}},
+		"zero is not padding": {template: "{0..2}", lim: n(10), want: []string{"0", "1", "2"}},
+		"one-name range":      {template: "x{5..5}", lim: n(1), want: []string{"x5"}},
+		"list":                {template: "{a,b,c}.jpg", lim: n(10), want: []string{"a.jpg", "b.jpg", "c.jpg"}},
+		"empty list item":     {template: "a{,b}", lim: n(10), want: []string{"a", "ab"}},
+		"groups multiply":     {template: "{x,y}/{1..2}-{a,b}", lim: n(8), want: []string{"x/1-a", "x/1-b", "x/2-a", "x/2-b", "y/1-a", "y/1-b", "y/2-a", "y/2-b"}},
+		"exactly max":         {template: "{0..9}", lim: n(10), want: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
+		"duplicates kept":     {template: "{a,a}", lim: n(10), want: []string{"a", "a"}},
+		"one past max":        {template: "{0..10}", lim: n(10), wantErr: "more than 10 objects"},
+		"product past max":    {template: "{0..9}{0..9}{0..9}", lim: n(999), wantErr: "more than 999 objects"},
+		"huge product":        {template: strings.Repeat("{0..4294967295}", 4), lim: n(100000), wantErr: "more than 100000 objects"},
+		"huge range":          {template: "{0..18446744073709551615}", lim: n(100000), wantErr: "too large"},
+		"bound overflows":     {template: "{0..99999999999999999999}", lim: n(10), wantErr: "too large"},
+		"unclosed":            {template: "shard-{0..9.tar", lim: n(10), wantErr: "never closed"},
+		"stray close":         {template: "shard-0..9}.tar", lim: n(10), wantErr: "closes no {"},
+		"nested":              {template: "{a,{b,c}}", lim: n(10), wantErr: "nested braces"},
+		"backwards range":     {template: "{9..0}", lim: n(10), wantErr: "ends before it starts"},
+		"letters":             {template: "{a..z}", lim: n(100), wantErr: `bound "a" is not a non-negative integer`},
+		"negative":            {template: "{-1..3}", lim: n(100), wantErr: `bound "-1"`},
+		"step":                {template: "{0..9..2}", lim: n(100), wantErr: `bound "9..2"`},
+		"neither":             {template: "x{ab}", lim: n(100), wantErr: "neither a range"},
+		"empty group":         {template: "x{}", lim: n(100), wantErr: "neither a range"},
+		"empty":               {template: "", lim: n(10), wantErr: "no object name"},
+		"empty name":          {template: "{,a}", lim: n(10), wantErr: "no object name"},
+		"absolute":            {template: "/{a,b}", lim: n(10), wantErr: "absolute path"},
+		"dot-dot across":      {template: "a/{.,b}./c", lim: n(10), wantErr: "contains .."},
+		"too long":            {template: strings.Repeat("a", MaxObjectName) + "{0..1}", lim: n(10), wantErr: "too long"},
+		"zero max":            {template: "a", lim: n(0), wantErr: "more than 0 objects"},
+		// bytes: ac, add, bbc, bbdd
+		"exactly the bytes":   {template: "{a,bb}{c,dd}", lim: Limits{Objects: 4, Bytes: 12}, want: []string{"ac", "add", "bbc", "bbdd"}},
+		"one byte past":       {template: "{a,bb}{c,dd}", lim: Limits{Objects: 4, Bytes: 11}, wantErr: "more than 11 bytes of object names"},
+		"range bytes":         {template: "{8..10}", lim: Limits{Objects: 3, Bytes: 4}, want: []string{"8", "9", "10"}},
+		"range one byte past": {template: "{8..10}", lim: Limits{Objects: 3, Bytes: 3}, wantErr: "more than 3 bytes"},
+		"padded range bytes":  {template: "{08..010}", lim: Limits{Objects: 3, Bytes: 8}, wantErr: "more than 8 bytes"},
+		"literal past":        {template: "abc", lim: Limits{Objects: 1, Bytes: 2}, wantErr: "more than 2 bytes"},
+		"zero bytes":          {template: "a", lim: Limits{Objects: 1}, wantErr: "more than 0 bytes"},
+		"huge padding":        {template: "{" + strings.Repeat("0", 1000) + "1..9}{0..9999}", lim: RunLimits, wantErr: "more than 8388608 bytes"},
+		"widest range":        {template: "{18446744073709451615..18446744073709551615}", lim: RunLimits, wantErr: "more than 100000 objects"},
+		"range to the top":    {template: "{18446744073709551614..18446744073709551615}", lim: RunLimits, want: []string{"18446744073709551614", "18446744073709551615"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ExpandTemplate(tc.template, tc.max)
+			got, err := ExpandTemplate(tc.template, tc.lim)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ExpandTemplate(%q, %d) = %d names, %v; want an error containing %q", tc.template, tc.max, len(got), err, tc.wantErr)
+					t.Fatalf("ExpandTemplate(%q, %+v) = %d names, %v; want an error containing %q", tc.template, tc.lim, len(got), err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ExpandTemplate(%q, %d) = %v", tc.template, tc.max, err)
+				t.Fatalf("ExpandTemplate(%q, %+v) = %v", tc.template, tc.lim, err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ExpandTemplate(%q) (-want +got):\n%s", tc.template, diff)
+			}
+			groups, _ := parseTemplate(tc.template)
+			if count, size, err := measure(tc.template, groups, tc.lim); count != len(got) || size != bytesOf(got) || err != nil {
+				t.Errorf("measure(%q) = %d names, %d bytes, %v; the expansion has %d, %d", tc.template, count, size, err, len(got), bytesOf(got))
 			}
 		})
 	}
 }
 
+// bytesOf returns the bytes of names together.
+func bytesOf(names []string) int {
+	n := 0
+	for _, s := range names {
+		n += len(s)
+	}
+	return n
+}
+
 // TestExpandTemplateIssueExample: the issue's template names a thousand shards, in order.
 func TestExpandTemplateIssueExample(t *testing.T) {
-	got, err := ExpandTemplate("shard-{0000..0999}.tar", etlv1alpha1.MaxRunObjects)
+	got, err := ExpandTemplate("shard-{0000..0999}.tar", RunLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +109,30 @@ func TestExpandTemplateIssueExample(t *testing.T) {
 	}
 }
 
+// TestTemplateBytesAreCountedFromTheParts: a 1 KiB template of 100000 names of 1 KiB (100 MiB),
+// within the count bound, is refused by the bytes bound with an error naming it, before a single
+// name is expanded.
+func TestTemplateBytesAreCountedFromTheParts(t *testing.T) {
+	tmpl := strings.Repeat("a", 1010) + "{00000..99999}"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	names, err := ExpandTemplate(tmpl, RunLimits)
+	runtime.ReadMemStats(&after)
+	const want = "names more than 8388608 bytes of object names: split the run, or shorten the names"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ExpandTemplate of %d bytes = %d names, %v; want an error containing %q", len(tmpl), len(names), err, want)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<10 {
+		t.Errorf("refusing it allocated %d bytes; want at most 64 KiB", alloc)
+	}
+}
+
 // TestTemplateErrorsStayShort: errors quote at most a clipped template, as they reach admission
 // answers and events.
 func TestTemplateErrorsStayShort(t *testing.T) {
 	for _, tmpl := range []string{strings.Repeat("x", 1000) + "{", "{" + strings.Repeat("9", 1000) + "..0}", strings.Repeat("{0..9}", 200)} {
-		_, err := ExpandTemplate(tmpl, 100)
+		_, err := ExpandTemplate(tmpl, n(100))
 		if err == nil || len(err.Error()) > 300 {
 			t.Errorf("ExpandTemplate of %d bytes: error %d bytes long: %v", len(tmpl), len(fmt.Sprint(err)), err)
 		}
@@ -95,21 +142,21 @@ func TestTemplateErrorsStayShort(t *testing.T) {
 func TestSourceObjects(t *testing.T) {
 	cases := map[string]struct {
 		src     etlv1alpha1.RunSource
-		max     int
+		lim     Limits
 		want    []string
 		wantErr string
 	}{
-		"objects":             {src: etlv1alpha1.RunSource{Objects: []string{"b", "a", "b"}}, max: 3, want: []string{"b", "a"}},
-		"template":            {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, max: 3, want: []string{"a", "b"}},
-		"too many objects":    {src: etlv1alpha1.RunSource{Objects: []string{"a", "b"}}, max: 1, wantErr: "2 objects: at most 1"},
-		"bad object":          {src: etlv1alpha1.RunSource{Objects: []string{"a", "../b"}}, max: 10, wantErr: "objects[1]: object \"../b\" contains .."},
-		"too large template":  {src: etlv1alpha1.RunSource{Template: "{1..3}"}, max: 2, wantErr: "more than 2"},
-		"prefix":              {src: etlv1alpha1.RunSource{Prefix: "raw"}, max: 10, wantErr: "prefix source"},
-		"extension no filter": {src: etlv1alpha1.RunSource{Objects: []string{"a.wav"}, Extension: ".flac"}, max: 10, want: []string{"a.wav"}},
+		"objects":             {src: etlv1alpha1.RunSource{Objects: []string{"b", "a", "b"}}, lim: n(3), want: []string{"b", "a"}},
+		"template":            {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, lim: n(3), want: []string{"a", "b"}},
+		"too many objects":    {src: etlv1alpha1.RunSource{Objects: []string{"a", "b"}}, lim: n(1), wantErr: "2 objects: at most 1"},
+		"bad object":          {src: etlv1alpha1.RunSource{Objects: []string{"a", "../b"}}, lim: n(10), wantErr: "objects[1]: object \"../b\" contains .."},
+		"too large template":  {src: etlv1alpha1.RunSource{Template: "{1..3}"}, lim: n(2), wantErr: "more than 2"},
+		"prefix":              {src: etlv1alpha1.RunSource{Prefix: "raw"}, lim: n(10), wantErr: "prefix source"},
+		"extension no filter": {src: etlv1alpha1.RunSource{Objects: []string{"a.wav"}, Extension: ".flac"}, lim: n(10), want: []string{"a.wav"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := SourceObjects(tc.src, tc.max)
+			got, err := SourceObjects(tc.src, tc.lim)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("SourceObjects = %v, %v; want an error containing %q", got, err, tc.wantErr)
@@ -129,7 +176,7 @@ func TestSourceObjects(t *testing.T) {
 // TestSourceObjectsKeepsTheSpec: de-duplicating never writes into the spec's own list.
 func TestSourceObjectsKeepsTheSpec(t *testing.T) {
 	objects := []string{"a", "a", "b"}
-	if _, err := SourceObjects(etlv1alpha1.RunSource{Objects: objects}, 10); err != nil {
+	if _, err := SourceObjects(etlv1alpha1.RunSource{Objects: objects}, n(10)); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(objects, []string{"a", "a", "b"}) {
@@ -178,7 +225,7 @@ func FuzzExpandTemplate(f *testing.F) {
 		f.Add(seed, uint16(100))
 	}
 	f.Fuzz(func(t *testing.T, tmpl string, max uint16) {
-		names, err := ExpandTemplate(tmpl, int(max))
+		names, err := ExpandTemplate(tmpl, n(int(max)))
 		if err != nil {
 			if names != nil {
 				t.Fatalf("ExpandTemplate(%q) = %d names and error %v", tmpl, len(names), err)
@@ -196,7 +243,7 @@ func FuzzExpandTemplate(f *testing.F) {
 		if !strings.ContainsAny(tmpl, "{}") && (len(names) != 1 || names[0] != tmpl) {
 			t.Fatalf("ExpandTemplate(%q) of a literal = %q", tmpl, names)
 		}
-		deduped, err := SourceObjects(etlv1alpha1.RunSource{Template: tmpl}, int(max))
+		deduped, err := SourceObjects(etlv1alpha1.RunSource{Template: tmpl}, n(int(max)))
 		if err != nil || len(deduped) > len(names) {
 			t.Fatalf("SourceObjects(%q) = %d names, %v; ExpandTemplate gave %d", tmpl, len(deduped), err, len(names))
 		}

@@ -95,7 +95,7 @@ func (p *Plan) planSource(src etlv1alpha1.RunSource) error {
 		p.srcPrefix, err = cleanRunDir("source.prefix", src.Prefix)
 		return err
 	}
-	objects, err := wire.SourceObjects(src, etlv1alpha1.MaxRunObjects)
+	objects, err := wire.SourceObjects(src, wire.RunLimits)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}

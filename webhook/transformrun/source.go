@@ -109,7 +109,7 @@ func validateObjects(p *field.Path, objects []string, dst string, dstOK bool) fi
 // validateTemplate checks that a template expands to at most v1alpha1.MaxRunObjects valid names,
 // none inside the destination.
 func validateTemplate(p *field.Path, template, dst string, dstOK bool) field.ErrorList {
-	names, err := wire.ExpandTemplate(template, v1alpha1.MaxRunObjects)
+	names, err := wire.ExpandTemplate(template, wire.RunLimits)
 	if err != nil {
 		return field.ErrorList{field.Invalid(p, field.OmitValueType{}, err.Error())}
 	}
