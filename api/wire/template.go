@@ -3,7 +3,9 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,47 +30,98 @@ type Limits struct{ Objects, Bytes int }
 // RunLimits are a TransformRun's.
 var RunLimits = Limits{Objects: etlv1alpha1.MaxRunObjects, Bytes: etlv1alpha1.MaxRunTemplateBytes}
 
-// ExpandTemplate returns the names a brace template stands for, as bash expands it: a range
-// "{0000..0999}" (zero padding kept from the wider bound when either bound has a leading zero),
-// a list "{a,b,c}", several groups multiplying in order (the leftmost varies slowest). Its errors
-// name the problem: unbalanced or nested braces, a range whose end is before its start, more
-// names or bytes of names than lim allows (counted from the template's parts before anything is
-// expanded, so a template never allocates past lim), and names CheckObject refuses.
-func ExpandTemplate(t string, lim Limits) ([]string, error) {
+// Template is a checked brace template, as bash expands it: a range "{0000..0999}" (zero padding
+// kept from the wider bound when either bound has a leading zero), a list "{a,b,c}", several
+// groups multiplying in order (the leftmost varies slowest). It holds the template's parts, never
+// the names they expand to: its names are made one by one as they are asked for.
+type Template struct {
+	text        string
+	groups      []group
+	count, size int
+}
+
+// ParseTemplate parses and checks template t without expanding it into a list. Its errors name
+// the problem: unbalanced or nested braces, a range whose end is before its start, more names or
+// bytes of names than lim allows (computed from the template's parts, so a template past lim costs
+// no more than its own text), and names CheckObject refuses (checked one by one in one buffer).
+func ParseTemplate(t string, lim Limits) (Template, error) {
 	groups, err := parseTemplate(t)
 	if err != nil {
-		return nil, err
+		return Template{}, err
 	}
-	n, _, err := measure(t, groups, lim)
+	tmpl := Template{text: t, groups: groups}
+	if tmpl.count, tmpl.size, err = measure(t, groups, lim); err != nil {
+		return Template{}, err
+	}
+	for name := range tmpl.Names() {
+		if err := checkObject(name); err != nil {
+			return Template{}, fmt.Errorf("template %q: %w", clip(t), err)
+		}
+	}
+	return tmpl, nil
+}
+
+// Len returns how many names the template expands to, repetitions included.
+func (t Template) Len() int { return t.count }
+
+// Size returns the bytes of the names the template expands to, together.
+func (t Template) Size() int { return t.size }
+
+// Names returns the names the template expands to, in order, repetitions included, each in a
+// buffer that the next name overwrites: a caller copies what it keeps. Going through them holds
+// one name at a time, never the expansion.
+func (t Template) Names() iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		if len(t.groups) == 0 {
+			return // the zero Template
+		}
+		// An odometer: idx[i] is group i's alternative in the name, starting at mark[i].
+		idx, mark := make([]int, len(t.groups)), make([]int, len(t.groups))
+		var buf []byte
+		fill := func(from int) {
+			buf = buf[:mark[from]]
+			for i := from; i < len(t.groups); i++ {
+				mark[i] = len(buf)
+				buf = t.groups[i].appendAt(buf, idx[i])
+			}
+		}
+		for from := 0; from >= 0; {
+			fill(from)
+			if !yield(buf) {
+				return
+			}
+			// The rightmost group that has a next alternative moves to it; the ones after it
+			// start over.
+			for from = len(t.groups) - 1; from >= 0; from-- {
+				if idx[from]++; idx[from] < t.groups[from].count() {
+					break
+				}
+				idx[from] = 0
+			}
+		}
+	}
+}
+
+// All returns the names the template expands to as strings, in order, repetitions included.
+func (t Template) All() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for name := range t.Names() {
+			if !yield(string(name)) {
+				return
+			}
+		}
+	}
+}
+
+// ExpandTemplate returns the names template t expands to as a list: ParseTemplate's checks, then
+// the names.
+func ExpandTemplate(t string, lim Limits) ([]string, error) {
+	tmpl, err := ParseTemplate(t, lim)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, n)
-	var buf []byte
-	var expand func(i int) error
-	expand = func(i int) error {
-		if i == len(groups) {
-			name := string(buf)
-			if err := CheckObject(name); err != nil {
-				return fmt.Errorf("template %q: %w", clip(t), err)
-			}
-			names = append(names, name)
-			return nil
-		}
-		mark := len(buf)
-		for k := range groups[i].count() {
-			buf = append(buf[:mark], groups[i].at(k)...)
-			if err := expand(i + 1); err != nil {
-				return err
-			}
-		}
-		buf = buf[:mark]
-		return nil
-	}
-	if err := expand(0); err != nil {
-		return nil, err
-	}
-	return names, nil
+	names := make([]string, 0, tmpl.Len())
+	return slices.AppendSeq(names, tmpl.All()), nil
 }
 
 // measure returns how many names groups expand to and their bytes together, computed from the
@@ -174,15 +227,16 @@ func pow10(d int) uint64 {
 	return p
 }
 
-func (g group) at(k int) string {
+// appendAt appends the group's alternative k to buf.
+func (g group) appendAt(buf []byte, k int) []byte {
 	if !g.isRange {
-		return g.alts[k]
+		return append(buf, g.alts[k]...)
 	}
-	s := strconv.FormatUint(g.lo+uint64(k), 10)
-	if pad := g.width - len(s); pad > 0 {
-		s = strings.Repeat("0", pad) + s
+	v := g.lo + uint64(k)
+	for range g.width - digits(v) {
+		buf = append(buf, '0')
 	}
-	return s
+	return strconv.AppendUint(buf, v, 10)
 }
 
 // parseTemplate splits t into literals and brace groups.

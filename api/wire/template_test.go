@@ -81,9 +81,9 @@ func TestExpandTemplate(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ExpandTemplate(%q) (-want +got):\n%s", tc.template, diff)
 			}
-			groups, _ := parseTemplate(tc.template)
-			if count, size, err := measure(tc.template, groups, tc.lim); count != len(got) || size != bytesOf(got) || err != nil {
-				t.Errorf("measure(%q) = %d names, %d bytes, %v; the expansion has %d, %d", tc.template, count, size, err, len(got), bytesOf(got))
+			tmpl, _ := ParseTemplate(tc.template, tc.lim)
+			if tmpl.Len() != len(got) || tmpl.Size() != bytesOf(got) {
+				t.Errorf("ParseTemplate(%q) counts %d names of %d bytes; the expansion has %d of %d", tc.template, tmpl.Len(), tmpl.Size(), len(got), bytesOf(got))
 			}
 		})
 	}
@@ -111,20 +111,38 @@ func TestExpandTemplateIssueExample(t *testing.T) {
 
 // TestTemplateBytesAreCountedFromTheParts: a 1 KiB template of 100000 names of 1 KiB (100 MiB),
 // within the count bound, is refused by the bytes bound with an error naming it, before a single
-// name is expanded.
+// name is expanded; the largest template allowed is checked name by name in one buffer.
 func TestTemplateBytesAreCountedFromTheParts(t *testing.T) {
-	tmpl := strings.Repeat("a", 1010) + "{00000..99999}"
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	names, err := ExpandTemplate(tmpl, RunLimits)
-	runtime.ReadMemStats(&after)
-	const want = "names more than 8388608 bytes of object names: split the run, or shorten the names"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("ExpandTemplate of %d bytes = %d names, %v; want an error containing %q", len(tmpl), len(names), err, want)
+	const maxAlloc = 64 << 10
+	cases := map[string]struct {
+		template        string
+		wantLen, wantSz int
+		wantErr         string
+	}{
+		"1 KiB template of 100 MiB": {
+			template: strings.Repeat("a", 1010) + "{00000..99999}",
+			wantErr:  "names more than 8388608 bytes of object names: split the run, or shorten the names",
+		},
+		"largest allowed": {template: "data/" + strings.Repeat("n", 73) + "{00000..99999}", wantLen: 100000, wantSz: 8300000},
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<10 {
-		t.Errorf("refusing it allocated %d bytes; want at most 64 KiB", alloc)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			tmpl, err := ParseTemplate(tc.template, RunLimits)
+			runtime.ReadMemStats(&after)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("ParseTemplate of %d bytes = %d names, %v; want an error containing %q", len(tc.template), tmpl.Len(), err, tc.wantErr)
+				}
+			} else if err != nil || tmpl.Len() != tc.wantLen || tmpl.Size() != tc.wantSz {
+				t.Errorf("ParseTemplate = %d names of %d bytes, %v; want %d of %d", tmpl.Len(), tmpl.Size(), err, tc.wantLen, tc.wantSz)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAlloc {
+				t.Errorf("ParseTemplate of %d bytes allocated %d bytes; want at most %d", len(tc.template), alloc, maxAlloc)
+			}
+		})
 	}
 }
 
