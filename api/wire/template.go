@@ -24,7 +24,8 @@ const (
 	MaxPipelineStages = 8
 )
 
-// Limits bound what a template expands to: how many names, and their bytes together.
+// Limits bound what a source names: how many objects, and the bytes of the names a template
+// expands to, together.
 type Limits struct{ Objects, Bytes int }
 
 // RunLimits are a TransformRun's.
@@ -35,7 +36,6 @@ var RunLimits = Limits{Objects: etlv1alpha1.MaxRunObjects, Bytes: etlv1alpha1.Ma
 // groups multiplying in order (the leftmost varies slowest). It holds the template's parts, never
 // the names they expand to: its names are made one by one as they are asked for.
 type Template struct {
-	text        string
 	groups      []group
 	count, size int
 }
@@ -49,7 +49,7 @@ func ParseTemplate(t string, lim Limits) (Template, error) {
 	if err != nil {
 		return Template{}, err
 	}
-	tmpl := Template{text: t, groups: groups}
+	tmpl := Template{groups: groups}
 	if tmpl.count, tmpl.size, err = measure(t, groups, lim); err != nil {
 		return Template{}, err
 	}
@@ -111,17 +111,6 @@ func (t Template) All() iter.Seq[string] {
 			}
 		}
 	}
-}
-
-// ExpandTemplate returns the names template t expands to as a list: ParseTemplate's checks, then
-// the names.
-func ExpandTemplate(t string, lim Limits) ([]string, error) {
-	tmpl, err := ParseTemplate(t, lim)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, tmpl.Len())
-	return slices.AppendSeq(names, tmpl.All()), nil
 }
 
 // measure returns how many names groups expand to and their bytes together, computed from the
@@ -196,9 +185,10 @@ func (g group) size(limit uint64) (uint64, bool) {
 			end = min(end, pow10(d)-1)
 		}
 		b, ok := mulWithin(end-lo+1, uint64(max(d, g.width)), limit)
-		if s += b; !ok || s > limit {
-			return s, false
+		if !ok || s+b > limit {
+			return 0, false
 		}
+		s += b
 		if end == g.hi {
 			return s, true
 		}
@@ -319,45 +309,71 @@ func parseBound(s string) (uint64, error) {
 	return v, nil
 }
 
-// SourceObjects returns the objects an objects or template source names, each once, in order: the
-// list, or the template's expansion. It refuses a prefix source (whose objects are found by
-// walking the prefix on each node), more than lim.Objects objects, a template past lim and names
-// CheckObject refuses.
-func SourceObjects(src etlv1alpha1.RunSource, lim Limits) ([]string, error) {
-	var names []string
+// Objects are the checked objects of an objects or template source (SourceObjects). They hold the
+// source's list or template, never a template's expansion.
+type Objects struct {
+	list []string
+	tmpl Template
+}
+
+// SourceObjects checks an objects or template source and returns its objects. It refuses a prefix
+// source (whose objects are found by walking the prefix on each node), more than lim.Objects
+// objects, a template past lim and names CheckObject refuses.
+func SourceObjects(src etlv1alpha1.RunSource, lim Limits) (Objects, error) {
 	switch {
 	case len(src.Objects) > 0:
 		if len(src.Objects) > lim.Objects {
-			return nil, fmt.Errorf("%d objects: at most %d are allowed; split the run", len(src.Objects), lim.Objects)
+			return Objects{}, fmt.Errorf("%d objects: at most %d are allowed; split the run", len(src.Objects), lim.Objects)
 		}
 		for i, o := range src.Objects {
 			if err := CheckObject(o); err != nil {
-				return nil, fmt.Errorf("objects[%d]: %w", i, err)
+				return Objects{}, fmt.Errorf("objects[%d]: %w", i, err)
 			}
 		}
-		names = src.Objects
+		return Objects{list: src.Objects}, nil
 	case src.Template != "":
-		var err error
-		if names, err = ExpandTemplate(src.Template, lim); err != nil {
-			return nil, err
-		}
+		tmpl, err := ParseTemplate(src.Template, lim)
+		return Objects{tmpl: tmpl}, err
 	default:
-		return nil, errors.New("the source names no objects or template; a prefix source is walked on each node")
+		return Objects{}, errors.New("the source names no objects or template; a prefix source is walked on each node")
 	}
-	return dedupe(names), nil
 }
 
-// dedupe returns names without repetitions, first occurrences in order, in a new slice.
-func dedupe(names []string) []string {
-	seen := make(map[string]struct{}, len(names))
-	out := make([]string, 0, len(names))
-	for _, n := range names {
-		if _, dup := seen[n]; !dup {
-			seen[n] = struct{}{}
-			out = append(out, n)
+// Names returns the objects' names in order, repetitions included, each in a buffer that the next
+// name overwrites (a caller copies what it keeps): to check them without a copy each.
+func (o Objects) Names() iter.Seq[[]byte] {
+	if o.list == nil {
+		return o.tmpl.Names()
+	}
+	return func(yield func([]byte) bool) {
+		var buf []byte
+		for _, name := range o.list {
+			if buf = append(buf[:0], name...); !yield(buf) {
+				return
+			}
 		}
 	}
-	return out
+}
+
+// All returns the objects, each once, in order. A template's names are made as the iteration
+// goes, and the names given so far are held (to skip repetitions) only until it ends.
+func (o Objects) All() iter.Seq[string] {
+	names := o.tmpl.All()
+	if o.list != nil {
+		names = slices.Values(o.list)
+	}
+	return func(yield func(string) bool) {
+		seen := map[string]struct{}{}
+		for name := range names {
+			if _, dup := seen[name]; dup {
+				continue
+			}
+			seen[name] = struct{}{}
+			if !yield(name) {
+				return
+			}
+		}
+	}
 }
 
 // ResultName returns the destination name of source object object: for a prefix source, the

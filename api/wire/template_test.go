@@ -15,7 +15,7 @@ import (
 // n is a limit of count objects, and bytes enough for the names of the tests.
 func n(count int) Limits { return Limits{Objects: count, Bytes: 1 << 20} }
 
-func TestExpandTemplate(t *testing.T) {
+func TestParseTemplate(t *testing.T) {
 	cases := map[string]struct {
 		template string
 		lim      Limits
@@ -68,18 +68,18 @@ func TestExpandTemplate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ExpandTemplate(tc.template, tc.lim)
+			got, err := expand(tc.template, tc.lim)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ExpandTemplate(%q, %+v) = %d names, %v; want an error containing %q", tc.template, tc.lim, len(got), err, tc.wantErr)
+					t.Fatalf("expand(%q, %+v) = %d names, %v; want an error containing %q", tc.template, tc.lim, len(got), err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ExpandTemplate(%q, %+v) = %v", tc.template, tc.lim, err)
+				t.Fatalf("expand(%q, %+v) = %v", tc.template, tc.lim, err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ExpandTemplate(%q) (-want +got):\n%s", tc.template, diff)
+				t.Errorf("expand(%q) (-want +got):\n%s", tc.template, diff)
 			}
 			tmpl, _ := ParseTemplate(tc.template, tc.lim)
 			if tmpl.Len() != len(got) || tmpl.Size() != bytesOf(got) {
@@ -87,6 +87,16 @@ func TestExpandTemplate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expand returns the names template t expands to as a list: what the webhook and the agents never
+// hold.
+func expand(t string, lim Limits) ([]string, error) {
+	tmpl, err := ParseTemplate(t, lim)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Collect(tmpl.All()), nil
 }
 
 // bytesOf returns the bytes of names together.
@@ -98,9 +108,9 @@ func bytesOf(names []string) int {
 	return n
 }
 
-// TestExpandTemplateIssueExample: the issue's template names a thousand shards, in order.
-func TestExpandTemplateIssueExample(t *testing.T) {
-	got, err := ExpandTemplate("shard-{0000..0999}.tar", RunLimits)
+// TestTemplateIssueExample: the issue's template names a thousand shards, in order.
+func TestTemplateIssueExample(t *testing.T) {
+	got, err := expand("shard-{0000..0999}.tar", RunLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +160,7 @@ func TestTemplateBytesAreCountedFromTheParts(t *testing.T) {
 // answers and events.
 func TestTemplateErrorsStayShort(t *testing.T) {
 	for _, tmpl := range []string{strings.Repeat("x", 1000) + "{", "{" + strings.Repeat("9", 1000) + "..0}", strings.Repeat("{0..9}", 200)} {
-		_, err := ExpandTemplate(tmpl, n(100))
+		_, err := expand(tmpl, n(100))
 		if err == nil || len(err.Error()) > 300 {
 			t.Errorf("ExpandTemplate of %d bytes: error %d bytes long: %v", len(tmpl), len(fmt.Sprint(err)), err)
 		}
@@ -159,33 +169,42 @@ func TestTemplateErrorsStayShort(t *testing.T) {
 
 func TestSourceObjects(t *testing.T) {
 	cases := map[string]struct {
-		src     etlv1alpha1.RunSource
-		lim     Limits
-		want    []string
-		wantErr string
+		src       etlv1alpha1.RunSource
+		lim       Limits
+		want      []string // All: each object once
+		wantNames []string // Names: repetitions included
+		wantErr   string
 	}{
-		"objects":             {src: etlv1alpha1.RunSource{Objects: []string{"b", "a", "b"}}, lim: n(3), want: []string{"b", "a"}},
-		"template":            {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, lim: n(3), want: []string{"a", "b"}},
+		"objects":             {src: etlv1alpha1.RunSource{Objects: []string{"b", "a", "b"}}, lim: n(3), want: []string{"b", "a"}, wantNames: []string{"b", "a", "b"}},
+		"template":            {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, lim: n(3), want: []string{"a", "b"}, wantNames: []string{"a", "b", "a"}},
+		"template past bytes": {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, lim: Limits{Objects: 3, Bytes: 2}, wantErr: "more than 2 bytes"},
 		"too many objects":    {src: etlv1alpha1.RunSource{Objects: []string{"a", "b"}}, lim: n(1), wantErr: "2 objects: at most 1"},
 		"bad object":          {src: etlv1alpha1.RunSource{Objects: []string{"a", "../b"}}, lim: n(10), wantErr: "objects[1]: object \"../b\" contains .."},
 		"too large template":  {src: etlv1alpha1.RunSource{Template: "{1..3}"}, lim: n(2), wantErr: "more than 2"},
 		"prefix":              {src: etlv1alpha1.RunSource{Prefix: "raw"}, lim: n(10), wantErr: "prefix source"},
-		"extension no filter": {src: etlv1alpha1.RunSource{Objects: []string{"a.wav"}, Extension: ".flac"}, lim: n(10), want: []string{"a.wav"}},
+		"extension no filter": {src: etlv1alpha1.RunSource{Objects: []string{"a.wav"}, Extension: ".flac"}, lim: n(10), want: []string{"a.wav"}, wantNames: []string{"a.wav"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := SourceObjects(tc.src, tc.lim)
+			objects, err := SourceObjects(tc.src, tc.lim)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("SourceObjects = %v, %v; want an error containing %q", got, err, tc.wantErr)
+					t.Fatalf("SourceObjects = %v; want an error containing %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatalf("SourceObjects = %v", err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("SourceObjects (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, slices.Collect(objects.All())); diff != "" {
+				t.Errorf("SourceObjects(...).All() (-want +got):\n%s", diff)
+			}
+			var names []string
+			for name := range objects.Names() {
+				names = append(names, string(name))
+			}
+			if diff := cmp.Diff(tc.wantNames, names); diff != "" {
+				t.Errorf("SourceObjects(...).Names() (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -243,25 +262,26 @@ func FuzzExpandTemplate(f *testing.F) {
 		f.Add(seed, uint16(100))
 	}
 	f.Fuzz(func(t *testing.T, tmpl string, max uint16) {
-		names, err := ExpandTemplate(tmpl, n(int(max)))
+		names, err := expand(tmpl, n(int(max)))
 		if err != nil {
 			if names != nil {
-				t.Fatalf("ExpandTemplate(%q) = %d names and error %v", tmpl, len(names), err)
+				t.Fatalf("expand(%q) = %d names and error %v", tmpl, len(names), err)
 			}
 			return
 		}
 		if len(names) == 0 || len(names) > int(max) {
-			t.Fatalf("ExpandTemplate(%q, %d) = %d names", tmpl, max, len(names))
+			t.Fatalf("expand(%q, %d) = %d names", tmpl, max, len(names))
 		}
 		for _, n := range names {
 			if err := CheckObject(n); err != nil {
-				t.Fatalf("ExpandTemplate(%q) named %q: %v", tmpl, n, err)
+				t.Fatalf("expand(%q) named %q: %v", tmpl, n, err)
 			}
 		}
 		if !strings.ContainsAny(tmpl, "{}") && (len(names) != 1 || names[0] != tmpl) {
-			t.Fatalf("ExpandTemplate(%q) of a literal = %q", tmpl, names)
+			t.Fatalf("expand(%q) of a literal = %q", tmpl, names)
 		}
-		deduped, err := SourceObjects(etlv1alpha1.RunSource{Template: tmpl}, n(int(max)))
+		objects, err := SourceObjects(etlv1alpha1.RunSource{Template: tmpl}, n(int(max)))
+		deduped := slices.Collect(objects.All())
 		if err != nil || len(deduped) > len(names) {
 			t.Fatalf("SourceObjects(%q) = %d names, %v; ExpandTemplate gave %d", tmpl, len(deduped), err, len(names))
 		}
