@@ -137,11 +137,11 @@ func TestTemplateBytesAreCountedFromTheParts(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			tmpl, err := ParseTemplate(tc.template, RunLimits)
-			runtime.ReadMemStats(&after)
+			var (
+				tmpl Template
+				err  error
+			)
+			alloc := allocated(func() { tmpl, err = ParseTemplate(tc.template, RunLimits) })
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("ParseTemplate of %d bytes = %d names, %v; want an error containing %q", len(tc.template), tmpl.Len(), err, tc.wantErr)
@@ -149,11 +149,20 @@ func TestTemplateBytesAreCountedFromTheParts(t *testing.T) {
 			} else if err != nil || tmpl.Len() != tc.wantLen || tmpl.Size() != tc.wantSz {
 				t.Errorf("ParseTemplate = %d names of %d bytes, %v; want %d of %d", tmpl.Len(), tmpl.Size(), err, tc.wantLen, tc.wantSz)
 			}
-			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAlloc {
+			if alloc > maxAlloc {
 				t.Errorf("ParseTemplate of %d bytes allocated %d bytes; want at most %d", len(tc.template), alloc, maxAlloc)
 			}
 		})
 	}
+}
+
+// allocated returns the bytes f allocates on the heap.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
 
 // TestTemplateErrorsStayShort: errors quote at most a clipped template, as they reach admission
@@ -255,37 +264,93 @@ func TestResultName(t *testing.T) {
 	}
 }
 
-// FuzzExpandTemplate: any template either fails or expands to at most max names, each one
-// CheckObject accepts, and as many as the braces multiply to.
-func FuzzExpandTemplate(f *testing.F) {
-	for _, seed := range []string{"shard-{0000..0999}.tar", "{a,b}/{1..3}", "{9..0}", "{", "}", "{a,{b}}", "/{a,b}", "{.,a}./x", "{,}", "x{00..1}y{a,b,c}"} {
-		f.Add(seed, uint16(100))
+// FuzzParseTemplate: any template either fails or expands to at most lim's names and bytes, each
+// name one CheckObject accepts. The count and bytes ParseTemplate computes from the template's
+// parts are those of the expansion made name by name, and of the list of names; a template past
+// lim is refused with the bound it passes, as it really does pass it. Parsing never allocates more
+// than of the order of the template itself, whatever it expands to.
+func FuzzParseTemplate(f *testing.F) {
+	for _, seed := range []string{
+		"shard-{0000..0999}.tar", "{a,b}/{1..3}", "{9..0}", "{", "}", "{a,{b}}", "/{a,b}", "{.,a}./x", "{,}",
+		"x{00..1}y{a,b,c}", "{08..010}", "{1..12}{1..22}", "{18446744073709551610..18446744073709551615}",
+		strings.Repeat("a", 1010) + "{00000..99999}", "{" + strings.Repeat("0", 200) + "1..9}{0..99}",
+	} {
+		f.Add(seed, uint16(100), uint16(1000))
 	}
-	f.Fuzz(func(t *testing.T, tmpl string, max uint16) {
-		names, err := expand(tmpl, n(int(max)))
+	f.Add("{0..9}{0..9}{0..9}{0..9}", uint16(65535), uint16(65535))
+	f.Fuzz(func(t *testing.T, s string, maxObjects, maxBytes uint16) {
+		lim := Limits{Objects: int(maxObjects), Bytes: int(maxBytes)}
+		var (
+			tmpl Template
+			err  error
+		)
+		// The least of two calls: the first in a process can meet a lazy allocation of the runtime
+		// or of fmt, of a size that has nothing to do with the template.
+		parse := func() { tmpl, err = ParseTemplate(s, lim) }
+		if alloc, most := min(allocated(parse), allocated(parse)), uint64(4<<10+64*len(s)); alloc > most {
+			t.Fatalf("ParseTemplate of %d bytes (%+v) allocated %d bytes; want at most %d", len(s), lim, alloc, most)
+		}
 		if err != nil {
-			if names != nil {
-				t.Fatalf("expand(%q) = %d names and error %v", tmpl, len(names), err)
+			if tmpl.Len() != 0 || tmpl.Size() != 0 {
+				t.Fatalf("ParseTemplate(%q) = %d names of %d bytes and error %v", s, tmpl.Len(), tmpl.Size(), err)
+			}
+			overCount, overBytes := strings.Contains(err.Error(), "objects: split the run"), strings.Contains(err.Error(), "bytes of object names")
+			if !overCount && !overBytes {
+				return
+			}
+			// Past a bound: within larger ones, it expands to more than lim.
+			if larger, lerr := ParseTemplate(s, Limits{Objects: 1 << 17, Bytes: 1 << 20}); lerr == nil {
+				count, size := made(larger)
+				if overCount && count <= lim.Objects || overBytes && size <= lim.Bytes {
+					t.Fatalf("ParseTemplate(%q, %+v) refused it (%v), but it expands to %d names of %d bytes", s, lim, err, count, size)
+				}
 			}
 			return
 		}
-		if len(names) == 0 || len(names) > int(max) {
-			t.Fatalf("expand(%q, %d) = %d names", tmpl, max, len(names))
+		count, size := made(tmpl)
+		names := slices.Collect(tmpl.All())
+		if tmpl.Len() != count || tmpl.Size() != size || len(names) != count || bytesOf(names) != size {
+			t.Fatalf("ParseTemplate(%q) counts %d names of %d bytes; made one by one %d of %d, as a list %d of %d",
+				s, tmpl.Len(), tmpl.Size(), count, size, len(names), bytesOf(names))
+		}
+		if count == 0 || count > lim.Objects || size > lim.Bytes {
+			t.Fatalf("ParseTemplate(%q, %+v) = %d names of %d bytes", s, lim, count, size)
 		}
 		for _, n := range names {
 			if err := CheckObject(n); err != nil {
-				t.Fatalf("expand(%q) named %q: %v", tmpl, n, err)
+				t.Fatalf("ParseTemplate(%q) named %q: %v", s, n, err)
 			}
 		}
-		if !strings.ContainsAny(tmpl, "{}") && (len(names) != 1 || names[0] != tmpl) {
-			t.Fatalf("expand(%q) of a literal = %q", tmpl, names)
+		if !strings.ContainsAny(s, "{}") && (count != 1 || names[0] != s) {
+			t.Fatalf("ParseTemplate(%q) of a literal = %q", s, names)
 		}
-		objects, err := SourceObjects(etlv1alpha1.RunSource{Template: tmpl}, n(int(max)))
+		objects, err := SourceObjects(etlv1alpha1.RunSource{Template: s}, lim)
 		deduped := slices.Collect(objects.All())
-		if err != nil || len(deduped) > len(names) {
-			t.Fatalf("SourceObjects(%q) = %d names, %v; ExpandTemplate gave %d", tmpl, len(deduped), err, len(names))
+		if err != nil || len(deduped) > count || len(deduped) != len(dedupe(names)) {
+			t.Fatalf("SourceObjects(%q) = %d names, %v; the template names %d, %d different", s, len(deduped), err, count, len(dedupe(names)))
 		}
 	})
+}
+
+// made returns the count and the bytes of tmpl's names, made one by one.
+func made(tmpl Template) (count, size int) {
+	for n := range tmpl.Names() {
+		count, size = count+1, size+len(n)
+	}
+	return count, size
+}
+
+// dedupe returns names without repetitions.
+func dedupe(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func TestSplitPipeline(t *testing.T) {
