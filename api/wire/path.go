@@ -92,22 +92,34 @@ const MaxObjectName = 1024
 // looked up in: empty, absolute, or with any ".." segment (even one that
 // cleans away), names with NUL bytes, which no file system accepts, and names
 // longer than MaxObjectName. Symlinks are for the opener to refuse.
-func CheckObject(object string) error {
+func CheckObject(object string) error { return checkObject(object) }
+
+// checkObject is CheckObject of a name as a string or as bytes, so that names made in a buffer
+// are checked without a copy each.
+func checkObject[S ~string | ~[]byte](object S) error {
 	switch {
-	case object == "":
+	case len(object) == 0:
 		return ErrNoObject
 	case len(object) > MaxObjectName:
 		// The name itself is not quoted: the message must stay small.
 		return fmt.Errorf("object name of %d bytes is too long: at most %d bytes are allowed; shorten it", len(object), MaxObjectName)
-	case strings.HasPrefix(object, "/"):
+	case object[0] == '/':
 		return fmt.Errorf("object %q is an absolute path", object)
-	case strings.ContainsRune(object, 0):
-		return fmt.Errorf("object %q contains a NUL byte", object)
 	}
-	for seg := range strings.SplitSeq(object, "/") {
-		if seg == ".." {
+	for i := range len(object) {
+		if object[i] == 0 {
+			return fmt.Errorf("object %q contains a NUL byte", object)
+		}
+	}
+	for seg := 0; seg < len(object); {
+		end := seg // the path element is object[seg:end]
+		for end < len(object) && object[end] != '/' {
+			end++
+		}
+		if end-seg == 2 && object[seg] == '.' && object[seg+1] == '.' {
 			return fmt.Errorf("object %q contains .. as a path element", object)
 		}
+		seg = end + 1
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -105,12 +106,18 @@ func TestCheckObject(t *testing.T) {
 		"..":                                 false,
 		"a/..":                               false,
 		"a\x00b":                             false,
+		"a/":                                 true,
+		"a//..":                              false,
+		"../\x00":                            false,
 		strings.Repeat("a", MaxObjectName):   true,
 		strings.Repeat("a", MaxObjectName+1): false,
 	} {
 		err := CheckObject(object)
 		if (err == nil) != ok {
 			t.Errorf("CheckObject(%q) = %v, want ok %v", object, err, ok)
+		}
+		if inBuffer := checkObject([]byte(object)); fmt.Sprint(inBuffer) != fmt.Sprint(err) {
+			t.Errorf("checkObject of the bytes of %q = %v; of the string %v", object, inBuffer, err)
 		}
 		if err != nil && len(err.Error()) > 200 {
 			t.Errorf("CheckObject's error is %d bytes long; it must not echo a long name", len(err.Error()))

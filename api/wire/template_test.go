@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -11,68 +12,105 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
 
-func TestExpandTemplate(t *testing.T) {
+// n is a limit of count objects, and bytes enough for the names of the tests.
+func n(count int) Limits { return Limits{Objects: count, Bytes: 1 << 20} }
+
+func TestParseTemplate(t *testing.T) {
 	cases := map[string]struct {
 		template string
-		max      int
+		lim      Limits
 		want     []string
 		wantErr  string // a part of the error; "" for valid
 	}{
-		"literal":             {template: "a/b.tar", max: 10, want: []string{"a/b.tar"}},
-		"padded range":        {template: "shard-{0000..0003}.tar", max: 10, want: []string{"shard-0000.tar", "shard-0001.tar", "shard-0002.tar", "shard-0003.tar"}},
-		"padding of wider":    {template: "{08..010}", max: 10, want: []string{"008", "009", "010"}},
-		"padding from end":    {template: "{1..03}", max: 10, want: []string{"01", "02", "03"}},
-		"no padding":          {template: "{8..10}", max: 10, want: []string{"8", "9", "10"}},
-		"zero is not padding": {template: "{0..2}", max: 10, want: []string{"0", "1", "2"}},
-		"one-name range":      {template: "x{5..5}", max: 1, want: []string{"x5"}},
-		"list":                {template: "{a,b,c}.jpg", max: 10, want: []string{"a.jpg", "b.jpg", "c.jpg"}},
-		"empty list item":     {template: "a{,b}", max: 10, want: []string{"a", "ab"}},
-		"groups multiply":     {template: "{x,y}/{1..2}-{a,b}", max: 8, want: []string{"x/1-a", "x/1-b", "x/2-a", "x/2-b", "y/1-a", "y/1-b", "y/2-a", "y/2-b"}},
-		"exactly max":         {template: "{0..9}", max: 10, want: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
-		"duplicates kept":     {template: "{a,a}", max: 10, want: []string{"a", "a"}},
-		"one past max":        {template: "{0..10}", max: 10, wantErr: "more than 10 objects"},
-		"product past max":    {template: "{0..9}{0..9}{0..9}", max: 999, wantErr: "more than 999 objects"},
-		"huge product":        {template: strings.Repeat("{0..4294967295}", 4), max: 100000, wantErr: "more than 100000 objects"},
-		"huge range":          {template: "{0..18446744073709551615}", max: 100000, wantErr: "too large"},
-		"bound overflows":     {template: "{0..99999999999999999999}", max: 10, wantErr: "too large"},
-		"unclosed":            {template: "shard-{0..9.tar", max: 10, wantErr: "never closed"},
-		"stray close":         {template: "shard-0..9}.tar", max: 10, wantErr: "closes no {"},
-		"nested":              {template: "{a,{b,c}}", max: 10, wantErr: "nested braces"},
-		"backwards range":     {template: "{9..0}", max: 10, wantErr: "ends before it starts"},
-		"letters":             {template: "{a..z}", max: 100, wantErr: `bound "a" is not a non-negative integer`},
-		"negative":            {template: "{-1..3}", max: 100, wantErr: `bound "-1"`},
-		"step":                {template: "{0..9..2}", max: 100, wantErr: `bound "9..2"`},
-		"neither":             {template: "x{ab}", max: 100, wantErr: "neither a range"},
-		"empty group":         {template: "x{}", max: 100, wantErr: "neither a range"},
-		"empty":               {template: "", max: 10, wantErr: "no object name"},
-		"empty name":          {template: "{,a}", max: 10, wantErr: "no object name"},
-		"absolute":            {template: "/{a,b}", max: 10, wantErr: "absolute path"},
-		"dot-dot across":      {template: "a/{.,b}./c", max: 10, wantErr: "contains .."},
-		"too long":            {template: strings.Repeat("a", MaxObjectName) + "{0..1}", max: 10, wantErr: "too long"},
-		"zero max":            {template: "a", max: 0, wantErr: "more than 0 objects"},
+		"literal":             {template: "a/b.tar", lim: n(10), want: []string{"a/b.tar"}},
+		"padded range":        {template: "shard-{0000..0003}.tar", lim: n(10), want: []string{"shard-0000.tar", "shard-0001.tar", "shard-0002.tar", "shard-0003.tar"}},
+		"padding of wider":    {template: "{08..010}", lim: n(10), want: []string{"008", "009", "010"}},
+		"padding from end":    {template: "{1..03}", lim: n(10), want: []string{"01", "02", "03"}},
+		"no padding":          {template: "{8..10}", lim: n(10), want: []string{"8", "9", "10"}},
+		"zero is not padding": {template: "{0..2}", lim: n(10), want: []string{"0", "1", "2"}},
+		"one-name range":      {template: "x{5..5}", lim: n(1), want: []string{"x5"}},
+		"list":                {template: "{a,b,c}.jpg", lim: n(10), want: []string{"a.jpg", "b.jpg", "c.jpg"}},
+		"empty list item":     {template: "a{,b}", lim: n(10), want: []string{"a", "ab"}},
+		"groups multiply":     {template: "{x,y}/{1..2}-{a,b}", lim: n(8), want: []string{"x/1-a", "x/1-b", "x/2-a", "x/2-b", "y/1-a", "y/1-b", "y/2-a", "y/2-b"}},
+		"exactly max":         {template: "{0..9}", lim: n(10), want: []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
+		"duplicates kept":     {template: "{a,a}", lim: n(10), want: []string{"a", "a"}},
+		"one past max":        {template: "{0..10}", lim: n(10), wantErr: "more than 10 objects"},
+		"product past max":    {template: "{0..9}{0..9}{0..9}", lim: n(999), wantErr: "more than 999 objects"},
+		"huge product":        {template: strings.Repeat("{0..4294967295}", 4), lim: n(100000), wantErr: "more than 100000 objects"},
+		"huge range":          {template: "{0..18446744073709551615}", lim: n(100000), wantErr: "too large"},
+		"bound overflows":     {template: "{0..99999999999999999999}", lim: n(10), wantErr: "too large"},
+		"unclosed":            {template: "shard-{0..9.tar", lim: n(10), wantErr: "never closed"},
+		"stray close":         {template: "shard-0..9}.tar", lim: n(10), wantErr: "closes no {"},
+		"nested":              {template: "{a,{b,c}}", lim: n(10), wantErr: "nested braces"},
+		"backwards range":     {template: "{9..0}", lim: n(10), wantErr: "ends before it starts"},
+		"letters":             {template: "{a..z}", lim: n(100), wantErr: `bound "a" is not a non-negative integer`},
+		"negative":            {template: "{-1..3}", lim: n(100), wantErr: `bound "-1"`},
+		"step":                {template: "{0..9..2}", lim: n(100), wantErr: `bound "9..2"`},
+		"neither":             {template: "x{ab}", lim: n(100), wantErr: "neither a range"},
+		"empty group":         {template: "x{}", lim: n(100), wantErr: "neither a range"},
+		"empty":               {template: "", lim: n(10), wantErr: "no object name"},
+		"empty name":          {template: "{,a}", lim: n(10), wantErr: "no object name"},
+		"absolute":            {template: "/{a,b}", lim: n(10), wantErr: "absolute path"},
+		"dot-dot across":      {template: "a/{.,b}./c", lim: n(10), wantErr: "contains .."},
+		"too long":            {template: strings.Repeat("a", MaxObjectName) + "{0..1}", lim: n(10), wantErr: "too long"},
+		"zero max":            {template: "a", lim: n(0), wantErr: "more than 0 objects"},
+		// bytes: ac, add, bbc, bbdd
+		"exactly the bytes":   {template: "{a,bb}{c,dd}", lim: Limits{Objects: 4, Bytes: 12}, want: []string{"ac", "add", "bbc", "bbdd"}},
+		"one byte past":       {template: "{a,bb}{c,dd}", lim: Limits{Objects: 4, Bytes: 11}, wantErr: "more than 11 bytes of object names"},
+		"range bytes":         {template: "{8..10}", lim: Limits{Objects: 3, Bytes: 4}, want: []string{"8", "9", "10"}},
+		"range one byte past": {template: "{8..10}", lim: Limits{Objects: 3, Bytes: 3}, wantErr: "more than 3 bytes"},
+		"padded range bytes":  {template: "{08..010}", lim: Limits{Objects: 3, Bytes: 8}, wantErr: "more than 8 bytes"},
+		"literal past":        {template: "abc", lim: Limits{Objects: 1, Bytes: 2}, wantErr: "more than 2 bytes"},
+		"zero bytes":          {template: "a", lim: Limits{Objects: 1}, wantErr: "more than 0 bytes"},
+		"huge padding":        {template: "{" + strings.Repeat("0", 1000) + "1..9}{0..9999}", lim: RunLimits, wantErr: "more than 8388608 bytes"},
+		"widest range":        {template: "{18446744073709451615..18446744073709551615}", lim: RunLimits, wantErr: "more than 100000 objects"},
+		"range to the top":    {template: "{18446744073709551614..18446744073709551615}", lim: RunLimits, want: []string{"18446744073709551614", "18446744073709551615"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ExpandTemplate(tc.template, tc.max)
+			got, err := expand(tc.template, tc.lim)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ExpandTemplate(%q, %d) = %d names, %v; want an error containing %q", tc.template, tc.max, len(got), err, tc.wantErr)
+					t.Fatalf("expand(%q, %+v) = %d names, %v; want an error containing %q", tc.template, tc.lim, len(got), err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ExpandTemplate(%q, %d) = %v", tc.template, tc.max, err)
+				t.Fatalf("expand(%q, %+v) = %v", tc.template, tc.lim, err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ExpandTemplate(%q) (-want +got):\n%s", tc.template, diff)
+				t.Errorf("expand(%q) (-want +got):\n%s", tc.template, diff)
+			}
+			tmpl, _ := ParseTemplate(tc.template, tc.lim)
+			if tmpl.Len() != len(got) || tmpl.Size() != bytesOf(got) {
+				t.Errorf("ParseTemplate(%q) counts %d names of %d bytes; the expansion has %d of %d", tc.template, tmpl.Len(), tmpl.Size(), len(got), bytesOf(got))
 			}
 		})
 	}
 }
 
-// TestExpandTemplateIssueExample: the issue's template names a thousand shards, in order.
-func TestExpandTemplateIssueExample(t *testing.T) {
-	got, err := ExpandTemplate("shard-{0000..0999}.tar", etlv1alpha1.MaxRunObjects)
+// expand returns the names template t expands to as a list: what the webhook and the agents never
+// hold.
+func expand(t string, lim Limits) ([]string, error) {
+	tmpl, err := ParseTemplate(t, lim)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Collect(tmpl.All()), nil
+}
+
+// bytesOf returns the bytes of names together.
+func bytesOf(names []string) int {
+	n := 0
+	for _, s := range names {
+		n += len(s)
+	}
+	return n
+}
+
+// TestTemplateIssueExample: the issue's template names a thousand shards, in order.
+func TestTemplateIssueExample(t *testing.T) {
+	got, err := expand("shard-{0000..0999}.tar", RunLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +119,57 @@ func TestExpandTemplateIssueExample(t *testing.T) {
 	}
 }
 
+// TestTemplateBytesAreCountedFromTheParts: a 1 KiB template of 100000 names of 1 KiB (100 MiB),
+// within the count bound, is refused by the bytes bound with an error naming it, before a single
+// name is expanded; the largest template allowed is checked name by name in one buffer.
+func TestTemplateBytesAreCountedFromTheParts(t *testing.T) {
+	const maxAlloc = 64 << 10
+	cases := map[string]struct {
+		template        string
+		wantLen, wantSz int
+		wantErr         string
+	}{
+		"1 KiB template of 100 MiB": {
+			template: strings.Repeat("a", 1010) + "{00000..99999}",
+			wantErr:  "names more than 8388608 bytes of object names: split the run, or shorten the names",
+		},
+		"largest allowed": {template: "data/" + strings.Repeat("n", 73) + "{00000..99999}", wantLen: 100000, wantSz: 8300000},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var (
+				tmpl Template
+				err  error
+			)
+			alloc := allocated(func() { tmpl, err = ParseTemplate(tc.template, RunLimits) })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("ParseTemplate of %d bytes = %d names, %v; want an error containing %q", len(tc.template), tmpl.Len(), err, tc.wantErr)
+				}
+			} else if err != nil || tmpl.Len() != tc.wantLen || tmpl.Size() != tc.wantSz {
+				t.Errorf("ParseTemplate = %d names of %d bytes, %v; want %d of %d", tmpl.Len(), tmpl.Size(), err, tc.wantLen, tc.wantSz)
+			}
+			if alloc > maxAlloc {
+				t.Errorf("ParseTemplate of %d bytes allocated %d bytes; want at most %d", len(tc.template), alloc, maxAlloc)
+			}
+		})
+	}
+}
+
+// allocated returns the bytes f allocates on the heap.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
 // TestTemplateErrorsStayShort: errors quote at most a clipped template, as they reach admission
 // answers and events.
 func TestTemplateErrorsStayShort(t *testing.T) {
 	for _, tmpl := range []string{strings.Repeat("x", 1000) + "{", "{" + strings.Repeat("9", 1000) + "..0}", strings.Repeat("{0..9}", 200)} {
-		_, err := ExpandTemplate(tmpl, 100)
+		_, err := expand(tmpl, n(100))
 		if err == nil || len(err.Error()) > 300 {
 			t.Errorf("ExpandTemplate of %d bytes: error %d bytes long: %v", len(tmpl), len(fmt.Sprint(err)), err)
 		}
@@ -94,33 +178,42 @@ func TestTemplateErrorsStayShort(t *testing.T) {
 
 func TestSourceObjects(t *testing.T) {
 	cases := map[string]struct {
-		src     etlv1alpha1.RunSource
-		max     int
-		want    []string
-		wantErr string
+		src       etlv1alpha1.RunSource
+		lim       Limits
+		want      []string // All: each object once
+		wantNames []string // Names: repetitions included
+		wantErr   string
 	}{
-		"objects":             {src: etlv1alpha1.RunSource{Objects: []string{"b", "a", "b"}}, max: 3, want: []string{"b", "a"}},
-		"template":            {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, max: 3, want: []string{"a", "b"}},
-		"too many objects":    {src: etlv1alpha1.RunSource{Objects: []string{"a", "b"}}, max: 1, wantErr: "2 objects: at most 1"},
-		"bad object":          {src: etlv1alpha1.RunSource{Objects: []string{"a", "../b"}}, max: 10, wantErr: "objects[1]: object \"../b\" contains .."},
-		"too large template":  {src: etlv1alpha1.RunSource{Template: "{1..3}"}, max: 2, wantErr: "more than 2"},
-		"prefix":              {src: etlv1alpha1.RunSource{Prefix: "raw"}, max: 10, wantErr: "prefix source"},
-		"extension no filter": {src: etlv1alpha1.RunSource{Objects: []string{"a.wav"}, Extension: ".flac"}, max: 10, want: []string{"a.wav"}},
+		"objects":             {src: etlv1alpha1.RunSource{Objects: []string{"b", "a", "b"}}, lim: n(3), want: []string{"b", "a"}, wantNames: []string{"b", "a", "b"}},
+		"template":            {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, lim: n(3), want: []string{"a", "b"}, wantNames: []string{"a", "b", "a"}},
+		"template past bytes": {src: etlv1alpha1.RunSource{Template: "{a,b,a}"}, lim: Limits{Objects: 3, Bytes: 2}, wantErr: "more than 2 bytes"},
+		"too many objects":    {src: etlv1alpha1.RunSource{Objects: []string{"a", "b"}}, lim: n(1), wantErr: "2 objects: at most 1"},
+		"bad object":          {src: etlv1alpha1.RunSource{Objects: []string{"a", "../b"}}, lim: n(10), wantErr: "objects[1]: object \"../b\" contains .."},
+		"too large template":  {src: etlv1alpha1.RunSource{Template: "{1..3}"}, lim: n(2), wantErr: "more than 2"},
+		"prefix":              {src: etlv1alpha1.RunSource{Prefix: "raw"}, lim: n(10), wantErr: "prefix source"},
+		"extension no filter": {src: etlv1alpha1.RunSource{Objects: []string{"a.wav"}, Extension: ".flac"}, lim: n(10), want: []string{"a.wav"}, wantNames: []string{"a.wav"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := SourceObjects(tc.src, tc.max)
+			objects, err := SourceObjects(tc.src, tc.lim)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("SourceObjects = %v, %v; want an error containing %q", got, err, tc.wantErr)
+					t.Fatalf("SourceObjects = %v; want an error containing %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatalf("SourceObjects = %v", err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("SourceObjects (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, slices.Collect(objects.All())); diff != "" {
+				t.Errorf("SourceObjects(...).All() (-want +got):\n%s", diff)
+			}
+			var names []string
+			for name := range objects.Names() {
+				names = append(names, string(name))
+			}
+			if diff := cmp.Diff(tc.wantNames, names); diff != "" {
+				t.Errorf("SourceObjects(...).Names() (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -129,7 +222,7 @@ func TestSourceObjects(t *testing.T) {
 // TestSourceObjectsKeepsTheSpec: de-duplicating never writes into the spec's own list.
 func TestSourceObjectsKeepsTheSpec(t *testing.T) {
 	objects := []string{"a", "a", "b"}
-	if _, err := SourceObjects(etlv1alpha1.RunSource{Objects: objects}, 10); err != nil {
+	if _, err := SourceObjects(etlv1alpha1.RunSource{Objects: objects}, n(10)); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(objects, []string{"a", "a", "b"}) {
@@ -171,36 +264,93 @@ func TestResultName(t *testing.T) {
 	}
 }
 
-// FuzzExpandTemplate: any template either fails or expands to at most max names, each one
-// CheckObject accepts, and as many as the braces multiply to.
-func FuzzExpandTemplate(f *testing.F) {
-	for _, seed := range []string{"shard-{0000..0999}.tar", "{a,b}/{1..3}", "{9..0}", "{", "}", "{a,{b}}", "/{a,b}", "{.,a}./x", "{,}", "x{00..1}y{a,b,c}"} {
-		f.Add(seed, uint16(100))
+// FuzzParseTemplate: any template either fails or expands to at most lim's names and bytes, each
+// name one CheckObject accepts. The count and bytes ParseTemplate computes from the template's
+// parts are those of the expansion made name by name, and of the list of names; a template past
+// lim is refused with the bound it passes, as it really does pass it. Parsing never allocates more
+// than of the order of the template itself, whatever it expands to.
+func FuzzParseTemplate(f *testing.F) {
+	for _, seed := range []string{
+		"shard-{0000..0999}.tar", "{a,b}/{1..3}", "{9..0}", "{", "}", "{a,{b}}", "/{a,b}", "{.,a}./x", "{,}",
+		"x{00..1}y{a,b,c}", "{08..010}", "{1..12}{1..22}", "{18446744073709551610..18446744073709551615}",
+		strings.Repeat("a", 1010) + "{00000..99999}", "{" + strings.Repeat("0", 200) + "1..9}{0..99}",
+	} {
+		f.Add(seed, uint16(100), uint16(1000))
 	}
-	f.Fuzz(func(t *testing.T, tmpl string, max uint16) {
-		names, err := ExpandTemplate(tmpl, int(max))
+	f.Add("{0..9}{0..9}{0..9}{0..9}", uint16(65535), uint16(65535))
+	f.Fuzz(func(t *testing.T, s string, maxObjects, maxBytes uint16) {
+		lim := Limits{Objects: int(maxObjects), Bytes: int(maxBytes)}
+		var (
+			tmpl Template
+			err  error
+		)
+		// The least of two calls: the first in a process can meet a lazy allocation of the runtime
+		// or of fmt, of a size that has nothing to do with the template.
+		parse := func() { tmpl, err = ParseTemplate(s, lim) }
+		if alloc, most := min(allocated(parse), allocated(parse)), uint64(4<<10+64*len(s)); alloc > most {
+			t.Fatalf("ParseTemplate of %d bytes (%+v) allocated %d bytes; want at most %d", len(s), lim, alloc, most)
+		}
 		if err != nil {
-			if names != nil {
-				t.Fatalf("ExpandTemplate(%q) = %d names and error %v", tmpl, len(names), err)
+			if tmpl.Len() != 0 || tmpl.Size() != 0 {
+				t.Fatalf("ParseTemplate(%q) = %d names of %d bytes and error %v", s, tmpl.Len(), tmpl.Size(), err)
+			}
+			overCount, overBytes := strings.Contains(err.Error(), "objects: split the run"), strings.Contains(err.Error(), "bytes of object names")
+			if !overCount && !overBytes {
+				return
+			}
+			// Past a bound: within larger ones, it expands to more than lim.
+			if larger, lerr := ParseTemplate(s, Limits{Objects: 1 << 17, Bytes: 1 << 20}); lerr == nil {
+				count, size := made(larger)
+				if overCount && count <= lim.Objects || overBytes && size <= lim.Bytes {
+					t.Fatalf("ParseTemplate(%q, %+v) refused it (%v), but it expands to %d names of %d bytes", s, lim, err, count, size)
+				}
 			}
 			return
 		}
-		if len(names) == 0 || len(names) > int(max) {
-			t.Fatalf("ExpandTemplate(%q, %d) = %d names", tmpl, max, len(names))
+		count, size := made(tmpl)
+		names := slices.Collect(tmpl.All())
+		if tmpl.Len() != count || tmpl.Size() != size || len(names) != count || bytesOf(names) != size {
+			t.Fatalf("ParseTemplate(%q) counts %d names of %d bytes; made one by one %d of %d, as a list %d of %d",
+				s, tmpl.Len(), tmpl.Size(), count, size, len(names), bytesOf(names))
+		}
+		if count == 0 || count > lim.Objects || size > lim.Bytes {
+			t.Fatalf("ParseTemplate(%q, %+v) = %d names of %d bytes", s, lim, count, size)
 		}
 		for _, n := range names {
 			if err := CheckObject(n); err != nil {
-				t.Fatalf("ExpandTemplate(%q) named %q: %v", tmpl, n, err)
+				t.Fatalf("ParseTemplate(%q) named %q: %v", s, n, err)
 			}
 		}
-		if !strings.ContainsAny(tmpl, "{}") && (len(names) != 1 || names[0] != tmpl) {
-			t.Fatalf("ExpandTemplate(%q) of a literal = %q", tmpl, names)
+		if !strings.ContainsAny(s, "{}") && (count != 1 || names[0] != s) {
+			t.Fatalf("ParseTemplate(%q) of a literal = %q", s, names)
 		}
-		deduped, err := SourceObjects(etlv1alpha1.RunSource{Template: tmpl}, int(max))
-		if err != nil || len(deduped) > len(names) {
-			t.Fatalf("SourceObjects(%q) = %d names, %v; ExpandTemplate gave %d", tmpl, len(deduped), err, len(names))
+		objects, err := SourceObjects(etlv1alpha1.RunSource{Template: s}, lim)
+		deduped := slices.Collect(objects.All())
+		if err != nil || len(deduped) > count || len(deduped) != len(dedupe(names)) {
+			t.Fatalf("SourceObjects(%q) = %d names, %v; the template names %d, %d different", s, len(deduped), err, count, len(dedupe(names)))
 		}
 	})
+}
+
+// made returns the count and the bytes of tmpl's names, made one by one.
+func made(tmpl Template) (count, size int) {
+	for n := range tmpl.Names() {
+		count, size = count+1, size+len(n)
+	}
+	return count, size
+}
+
+// dedupe returns names without repetitions.
+func dedupe(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func TestSplitPipeline(t *testing.T) {

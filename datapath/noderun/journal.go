@@ -206,8 +206,12 @@ func (j *journal) flushLocked() error {
 	return nil
 }
 
-// close flushes what is pending and closes the journal.
+// close flushes what is pending and closes the journal. A closed journal
+// holds no names: an ended run is remembered without them.
 func (j *journal) close() error {
 	err := j.flush()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.done, j.intended, j.pending, j.dirs = nil, nil, nil, nil
 	return errors.Join(err, j.f.Close())
 }

@@ -18,14 +18,15 @@ type Key struct{ Namespace, Name string }
 func (k Key) String() string { return k.Namespace + "/" + k.Name }
 
 // Plan is a checked NodeRunSpec, ready to run: its pipeline parsed, its
-// prefixes cleaned, and an objects or template source expanded.
+// prefixes cleaned, and an objects or template source checked.
 type Plan struct {
 	spec   wire.NodeRunSpec
 	stages []string
 	// srcPrefix is the cleaned prefix of a prefix source, "" otherwise;
-	// objects are the objects of a list or template source.
+	// objects are the objects of a list or template source, a template's
+	// made one by one as the run goes, never held as a list.
 	srcPrefix string
-	objects   []string
+	objects   wire.Objects
 	dst       string
 }
 
@@ -63,6 +64,12 @@ func (rs *Runs) Plan(key Key, spec wire.NodeRunSpec) (Plan, error) {
 	return p, err
 }
 
+// dropSource forgets the objects of a list or template source once the
+// run's attempt ended: a list source's list is as large as the spec.
+func (p *Plan) dropSource() {
+	p.objects, p.spec.Source.Objects = wire.Objects{}, nil
+}
+
 // Stages are the Transforms of the plan's pipeline, in order.
 func (p Plan) Stages() []string { return p.stages }
 
@@ -79,7 +86,7 @@ func CheckKey(k Key) error {
 }
 
 // planSource checks that src is exactly one of a prefix, a list and a
-// template, and expands the last two.
+// template, and the names of the last two, one by one.
 func (p *Plan) planSource(src etlv1alpha1.RunSource) error {
 	kinds := 0
 	for _, set := range []bool{src.Prefix != "", len(src.Objects) > 0, src.Template != ""} {
@@ -95,11 +102,11 @@ func (p *Plan) planSource(src etlv1alpha1.RunSource) error {
 		p.srcPrefix, err = cleanRunDir("source.prefix", src.Prefix)
 		return err
 	}
-	objects, err := wire.SourceObjects(src, etlv1alpha1.MaxRunObjects)
+	objects, err := wire.SourceObjects(src, wire.RunLimits)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
-	for _, o := range objects {
+	for o := range objects.Names() {
 		if hidden(o) {
 			return fmt.Errorf("source: object %q is hidden (a path element starts with \".\"): those are the agent's own files (journals, temporary files), never input", o)
 		}
@@ -129,10 +136,11 @@ func cleanRunDir(field, dir string) (string, error) {
 }
 
 // hidden reports whether a path element of name starts with ".": journals
-// and temporary files are hidden, and a run never reads them.
-func hidden(name string) bool {
-	for seg := range strings.SplitSeq(name, "/") {
-		if strings.HasPrefix(seg, ".") {
+// and temporary files are hidden, and a run never reads them. It takes a
+// name in a buffer as well (wire.Objects.Names).
+func hidden[S ~string | ~[]byte](name S) bool {
+	for i := range len(name) {
+		if name[i] == '.' && (i == 0 || name[i-1] == '/') {
 			return true
 		}
 	}

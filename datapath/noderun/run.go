@@ -249,7 +249,7 @@ func (r *Run) feed(send func(item) bool) error {
 		}
 		return err
 	}
-	for _, object := range r.plan.objects {
+	for object := range r.plan.objects.All() {
 		result, ok := wire.ResultName(spec.Source, spec.Destination, object)
 		if !ok {
 			continue
@@ -378,6 +378,9 @@ func (r *Run) end(phase etlv1alpha1.RunPhase, message string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.phase, r.message, r.finished = phase, message, &now
+	// The run is remembered for its status (keptRuns of them), never for its
+	// source's names.
+	r.plan.dropSource()
 	r.cancel()
 	r.rs.limits.release(r.plan.spec.Workers)
 	close(r.done)

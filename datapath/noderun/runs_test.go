@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -126,4 +127,41 @@ func TestRunsWithoutTheAgent(t *testing.T) {
 	if _, err := start(t, rs, "r3", missing); status.Of(err) != http.StatusNotFound {
 		t.Errorf("a pipeline that does not resolve: %v, want 404", err)
 	}
+}
+
+// TestEndedRunsKeepNoNames: an agent remembers up to keptRuns ended runs, each by its counts and
+// status, never by the names its source expanded to nor the ones its journal completed: a run of
+// the largest template (100000 names, 8 MiB of them) keeps about what a run of one object keeps
+// once it ended.
+func TestEndedRunsKeepNoNames(t *testing.T) {
+	name := "raw/" + strings.Repeat("n", 74) // and 5 digits: 100000 names of 83 bytes
+	rs, _ := newRuns(t, map[string]string{name + "00007": "a", name + "99999": "b"})
+	heap := func() int64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	const maxKept = 2 << 20
+	before := heap()
+	run, err := start(t, rs, "r1", wire.NodeRunSpec{
+		UID: "u1", Pipeline: "up", Workers: 2,
+		Source: etlv1alpha1.RunSource{Template: name + "{00000..99999}"}, Destination: etlv1alpha1.RunDestination{Prefix: "out"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-run.Done()
+	if s := run.Status(); s.Phase != etlv1alpha1.RunSucceeded || s.PlannedObjects != 2 || s.DoneObjects != 2 {
+		t.Fatalf("status %+v, want Succeeded with 2 objects planned and done", s)
+	}
+	if run.journal != nil && len(run.journal.done) > 0 {
+		t.Errorf("the ended run's journal holds %d names", len(run.journal.done))
+	}
+	kept := heap() - before
+	t.Logf("the ended run keeps %d bytes", kept)
+	if kept > maxKept {
+		t.Errorf("the ended run of a template of 100000 names keeps %d bytes; want at most %d", kept, maxKept)
+	}
+	runtime.KeepAlive(rs)
 }

@@ -1,6 +1,7 @@
 package transformrun
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"strings"
@@ -106,15 +107,21 @@ func validateObjects(p *field.Path, objects []string, dst string, dstOK bool) fi
 	return errs
 }
 
-// validateTemplate checks that a template expands to at most v1alpha1.MaxRunObjects valid names,
-// none inside the destination.
+// validateTemplate checks that a template expands to at most v1alpha1.MaxRunObjects valid names
+// of v1alpha1.MaxRunTemplateBytes together, none inside the destination. It never holds the
+// expansion: the bounds are computed from the template's parts and the names checked one by one,
+// so a create or a dry run costs memory of the order of the template.
 func validateTemplate(p *field.Path, template, dst string, dstOK bool) field.ErrorList {
-	names, err := wire.ExpandTemplate(template, v1alpha1.MaxRunObjects)
+	tmpl, err := wire.ParseTemplate(template, wire.RunLimits)
 	if err != nil {
 		return field.ErrorList{field.Invalid(p, field.OmitValueType{}, err.Error())}
 	}
-	for _, n := range names {
-		if dstOK && strings.HasPrefix(n, dst+"/") {
+	if !dstOK {
+		return nil
+	}
+	inDst := []byte(dst + "/")
+	for n := range tmpl.Names() {
+		if bytes.HasPrefix(n, inDst) {
 			return field.ErrorList{field.Invalid(p, template, fmt.Sprintf("names %q: %s", n, inDestination(dst)))}
 		}
 	}

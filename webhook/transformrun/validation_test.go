@@ -2,11 +2,13 @@ package transformrun
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -283,4 +285,45 @@ func TestValidateUpdate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTemplateValidationCostsTheTemplate: a create or a dry run costs memory of the order of its
+// template, never of the names it expands to, as the webhook judges every create of the cluster:
+// the worst template of the count bound alone (100000 names of 1 KiB, 100 MiB expanded) is refused
+// from its parts, and the largest one admitted (8 MiB of names) is checked name by name in one
+// buffer.
+func TestTemplateValidationCostsTheTemplate(t *testing.T) {
+	const maxAlloc = 1 << 20
+	cases := map[string]struct {
+		template string
+		wantErr  string // a part of the messages; "" for admitted
+	}{
+		"1 KiB template of 100 MiB": {template: strings.Repeat("a", 1010) + "{00000..99999}", wantErr: "more than 8388608 bytes of object names"},
+		"largest admitted":          {template: "data/" + strings.Repeat("n", 73) + "{00000..99999}"}, // 100000 names of 83 bytes
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := run(func(s *spec) { s.Source = v1alpha1.RunSource{Template: tc.template} })
+			var errs field.ErrorList
+			alloc := allocated(func() { errs = ValidateCreate(r) })
+			msg := webhooktest.Messages(errs)
+			if (tc.wantErr == "") != (len(errs) == 0) || !strings.Contains(msg, tc.wantErr) {
+				t.Errorf("ValidateCreate of a template of %d bytes: %q; want an error containing %q", len(tc.template), msg, tc.wantErr)
+			}
+			t.Logf("allocated %d bytes", alloc)
+			if alloc > maxAlloc {
+				t.Errorf("ValidateCreate of a template of %d bytes allocated %d bytes; want at most %d", len(tc.template), alloc, maxAlloc)
+			}
+		})
+	}
+}
+
+// allocated returns the bytes f allocates on the heap.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -46,6 +46,11 @@ const (
 	DefaultRunWorkersPerNode = 4
 	// MaxRunObjects bounds spec.source.objects and what a template expands to.
 	MaxRunObjects = 100000
+	// MaxRunTemplateBytes bounds the bytes of the names a template expands to, together: 8 MiB,
+	// 100000 names of 83 bytes. The count alone would let a 1 KiB template name 100 MiB (100000
+	// names of 1 KiB), which the webhook and every node would hold; a list of objects stays below
+	// it anyway, bounded by the size of an object the API server stores.
+	MaxRunTemplateBytes = 8 << 20
 	// MaxRunErrors is how many recent per-object errors status keeps (the complete list is
 	// the run's error manifest).
 	MaxRunErrors = 128
@@ -112,7 +117,7 @@ type RunSource struct {
 	// +kubebuilder:validation:items:MaxLength=1024
 	Objects []string `json:"objects,omitempty"`
 	// template names objects with brace ranges, "shard-{0000..0999}.tar" (zero padding is kept;
-	// several ranges multiply), at most 100000 of them.
+	// several ranges multiply), at most 100000 of them and 8 MiB of names together.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Template string `json:"template,omitempty"`
