@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 suite() {
-  MLKUBE_E2E_KUBECONFIG=$KUBECONFIG MLKUBE_REQUIRE_E2E=1 go test -count=1 -v -timeout 45m ./e2e/suite/ ${E2E_RUN:+-run "$E2E_RUN"}
+  # The function runs under bash -c, without set -e: a failed suite must end it, or a passing
+  # benchmark round after it would hide the failure.
+  MLKUBE_E2E_KUBECONFIG=$KUBECONFIG MLKUBE_REQUIRE_E2E=1 go test -count=1 -v -timeout 45m ./e2e/suite/ ${E2E_RUN:+-run "$E2E_RUN"} || return
   if [ -z "${E2E_RUN:-}${MLKUBE_E2E_SCOPE:-}" ]; then
     MLKUBE_BENCH_KUBECONFIG=$KUBECONFIG MLKUBE_BENCH_SECONDS=1 MLKUBE_BENCH_ROUNDS=1 \
       MLKUBE_BENCH_CP_FILES=20 MLKUBE_BENCH_CP_FILE_KIB=64 MLKUBE_BENCH_CP_BIG_MIB=8 \
