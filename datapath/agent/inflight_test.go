@@ -87,7 +87,7 @@ func openFetch(src string) (net.Conn, error) {
 	status := make([]byte, len(ok))
 	if _, err := io.ReadFull(conn, status); err != nil || string(status) != ok {
 		conn.Close()
-		return nil, fmt.Errorf("fetch answered %q: %v", status, err)
+		return nil, fmt.Errorf("fetch answered %q: %w", status, err)
 	}
 	return conn, nil
 }
