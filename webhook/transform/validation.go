@@ -104,14 +104,19 @@ func validateRuntime(p *field.Path, rt *v1alpha1.RuntimeSpec) field.ErrorList {
 		errs = append(errs, field.Required(p.Child("image"), "the transformer's image is required"))
 	}
 	errs = append(errs, fieldcheck.MaxLen(p.Child("image"), rt.Image, v1alpha1.MaxImage)...)
-	for name, words := range map[string][]string{"command": rt.Command, "args": rt.Args} {
-		errs = append(errs, fieldcheck.MaxItems(p.Child(name), len(words), v1alpha1.MaxCommandItems)...)
-		for i, w := range words {
-			errs = append(errs, fieldcheck.MaxLen(p.Child(name).Index(i), w, v1alpha1.MaxCommandItem)...)
-		}
-	}
+	errs = append(errs, words(p.Child("command"), rt.Command)...)
+	errs = append(errs, words(p.Child("args"), rt.Args)...)
 	errs = append(errs, fieldcheck.MaxItems(p.Child("env"), len(rt.Env), v1alpha1.MaxEnv)...)
 	return append(errs, fieldcheck.Env(p.Child("env"), rt.Env)...)
+}
+
+// words bounds a command or its args: how many words, and each word.
+func words(p *field.Path, ws []string) field.ErrorList {
+	errs := fieldcheck.MaxItems(p, len(ws), v1alpha1.MaxCommandItems)
+	for i, w := range ws {
+		errs = append(errs, fieldcheck.MaxLen(p.Index(i), w, v1alpha1.MaxCommandItem)...)
+	}
+	return errs
 }
 
 func validatePodTemplate(p *field.Path, tmpl *corev1.PodTemplateSpec) field.ErrorList {
