@@ -116,6 +116,25 @@ var agentLabels = wire.AgentLabels()
 
 var managedBy = klabels.SelectorFromSet(klabels.Set{labels.ManagedBy: labels.ManagedByValue})
 
+// CacheOptions is what the manager's informers keep. The only Secret the manager reads is its own
+// certificate Secret: just that one is cached, which is also all its Role allows. Pods and
+// Services are watched by the managed-by label, which keeps the cluster's other ones off the wire,
+// but anyone may set it: each is slimmed (slim.go) so that a forged one costs a small constant.
+// Nothing reads managed fields, so no object keeps them.
+func CacheOptions(opts Options) cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {
+				Namespaces: map[string]cache.Config{opts.Namespace: {}},
+				Field:      fields.OneTermEqualSelector("metadata.name", opts.CertSecret),
+			},
+			&corev1.Pod{}:     {Label: managedBy, Transform: slimPod},
+			&corev1.Service{}: {Label: managedBy, Transform: slimService},
+		},
+	}
+}
+
 // hardenTLS keeps webhook and metrics TLS at 1.2 or newer and turns HTTP/2 off: HTTP/2's stream
 // reset and rapid reset attacks (CVE-2023-44487, CVE-2023-39325) cost a server far more than a
 // client, and admission traffic gains nothing from HTTP/2.
@@ -133,17 +152,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	watcher := certs.NewWatcher(opts.CertDir, ready)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme.New(),
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			// The only Secret the manager reads is its own certificate Secret: cache just that one,
-			// which is also all its Role allows.
-			&corev1.Secret{}: {
-				Namespaces: map[string]cache.Config{opts.Namespace: {}},
-				Field:      fields.OneTermEqualSelector("metadata.name", opts.CertSecret),
-			},
-			// Controllers read back only the pods and Services they made.
-			&corev1.Pod{}:     {Label: managedBy},
-			&corev1.Service{}: {Label: managedBy},
-		}},
+		Cache:  CacheOptions(opts),
 		Metrics: metricsserver.Options{
 			BindAddress:    opts.MetricsAddr,
 			SecureServing:  opts.SecureMetrics,

@@ -56,8 +56,11 @@ func validateSpec(spec *v1alpha1.TransformSpec) field.ErrorList {
 	}
 	errs = append(errs, timeout(specPath.Child("initTimeout"), spec.InitTimeout, v1alpha1.MaxInitTimeout)...)
 	errs = append(errs, timeout(specPath.Child("objectTimeout"), spec.ObjectTimeout, v1alpha1.MaxObjectTimeout)...)
+	errs = append(errs, fieldcheck.MaxItems(specPath.Child("env"), len(spec.Env), v1alpha1.MaxEnv)...)
 	errs = append(errs, fieldcheck.Env(specPath.Child("env"), spec.Env)...)
+	errs = append(errs, fieldcheck.MaxItems(specPath.Child("nodeSelector"), len(spec.NodeSelector), v1alpha1.MaxNodeSelector)...)
 	errs = append(errs, fieldcheck.NodeSelector(specPath.Child("nodeSelector"), spec.NodeSelector)...)
+	errs = append(errs, fieldcheck.MaxItems(specPath.Child("tolerations"), len(spec.Tolerations), v1alpha1.MaxTolerations)...)
 	errs = append(errs, fieldcheck.Tolerations(specPath.Child("tolerations"), spec.Tolerations)...)
 	if comm == string(v1alpha1.CommIO) {
 		errs = append(errs, validateIOCommand(spec)...)
@@ -100,7 +103,20 @@ func validateRuntime(p *field.Path, rt *v1alpha1.RuntimeSpec) field.ErrorList {
 	if strings.TrimSpace(rt.Image) == "" {
 		errs = append(errs, field.Required(p.Child("image"), "the transformer's image is required"))
 	}
+	errs = append(errs, fieldcheck.MaxLen(p.Child("image"), rt.Image, v1alpha1.MaxImage)...)
+	errs = append(errs, words(p.Child("command"), rt.Command)...)
+	errs = append(errs, words(p.Child("args"), rt.Args)...)
+	errs = append(errs, fieldcheck.MaxItems(p.Child("env"), len(rt.Env), v1alpha1.MaxEnv)...)
 	return append(errs, fieldcheck.Env(p.Child("env"), rt.Env)...)
+}
+
+// words bounds a command or its args: how many words, and each word.
+func words(p *field.Path, ws []string) field.ErrorList {
+	errs := fieldcheck.MaxItems(p, len(ws), v1alpha1.MaxCommandItems)
+	for i, w := range ws {
+		errs = append(errs, fieldcheck.MaxLen(p.Index(i), w, v1alpha1.MaxCommandItem)...)
+	}
+	return errs
 }
 
 func validatePodTemplate(p *field.Path, tmpl *corev1.PodTemplateSpec) field.ErrorList {
@@ -119,9 +135,17 @@ func validatePodTemplate(p *field.Path, tmpl *corev1.PodTemplateSpec) field.Erro
 }
 
 func validateCode(p *field.Path, code *v1alpha1.CodeSpec) field.ErrorList {
-	errs := fieldcheck.OneOf(p.Child("runtime"), code.Runtime, v1alpha1.CodeRuntimes)
+	errs := fieldcheck.MaxLen(p.Child("runtime"), code.Runtime, v1alpha1.MaxCodeRuntime)
+	if len(errs) == 0 {
+		errs = fieldcheck.OneOf(p.Child("runtime"), code.Runtime, v1alpha1.CodeRuntimes)
+	}
 	if strings.TrimSpace(code.Source) == "" {
 		errs = append(errs, field.Required(p.Child("source"), "the transformer's source code is required"))
+	}
+	errs = append(errs, fieldcheck.MaxLen(p.Child("source"), code.Source, v1alpha1.MaxCodeSource)...)
+	errs = append(errs, fieldcheck.MaxLen(p.Child("dependencies"), code.Dependencies, v1alpha1.MaxCodeDependencies)...)
+	if tooLong := fieldcheck.MaxLen(p.Child("function"), code.Function, v1alpha1.MaxCodeFunction); tooLong != nil {
+		return append(errs, tooLong...)
 	}
 	if code.Function != "" && !pythonIdentifier.MatchString(code.Function) {
 		errs = append(errs, field.Invalid(p.Child("function"), code.Function,

@@ -48,6 +48,7 @@ func TestCRDBoundsMatchTheWebhook(t *testing.T) {
 		"spec.source.objects (items)": {source.Properties["objects"].MaxItems, v1alpha1.MaxRunObjects},
 		"spec.destination.prefix":     {dst.Properties["prefix"].MaxLength, wire.MaxObjectName},
 		"status.errors (items)":       {status.Properties["errors"].MaxItems, v1alpha1.MaxRunErrors},
+		"spec.nodeSelector (pairs)":   {spec.Properties["nodeSelector"].MaxProperties, v1alpha1.MaxNodeSelector},
 	}
 	for path, l := range lengths {
 		if l.got == nil || *l.got != l.want {

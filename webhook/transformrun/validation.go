@@ -34,6 +34,7 @@ func ValidateCreate(r *v1alpha1.TransformRun) field.ErrorList {
 	ttl := specPath.Child("ttlSecondsAfterFinished")
 	errs = append(errs, fieldcheck.NonNegative(ttl, spec.TTLSecondsAfterFinished)...)
 	errs = append(errs, fieldcheck.AtMost(ttl, spec.TTLSecondsAfterFinished, v1alpha1.MaxRunTTLSeconds)...)
+	errs = append(errs, fieldcheck.MaxItems(specPath.Child("nodeSelector"), len(spec.NodeSelector), v1alpha1.MaxNodeSelector)...)
 	return append(errs, fieldcheck.NodeSelector(specPath.Child("nodeSelector"), spec.NodeSelector)...)
 }
 

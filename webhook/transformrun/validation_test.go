@@ -45,6 +45,13 @@ func TestValidateCreate(t *testing.T) {
 		}
 		return objects
 	}
+	selector := func(n int) map[string]string {
+		m := map[string]string{}
+		for i := range n {
+			m[fmt.Sprintf("k%d", i)] = "v"
+		}
+		return m
+	}
 	cases := map[string]struct {
 		r    *v1alpha1.TransformRun
 		want []string
@@ -58,6 +65,10 @@ func TestValidateCreate(t *testing.T) {
 			s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
 			s.DryRun, s.ContinueOnError, s.Overwrite, s.Suspend = true, true, true, true
 		})},
+		// rule: nodeSelector has at most v1alpha1.MaxNodeSelector pairs
+		"nodeSelector at its bound": {r: run(func(s *spec) { s.NodeSelector = selector(v1alpha1.MaxNodeSelector) })},
+		"nodeSelector over its bound": {r: run(func(s *spec) { s.NodeSelector = selector(v1alpha1.MaxNodeSelector + 1) }),
+			want: []string{"spec.nodeSelector: Too many"}},
 		// rule: transform is a Transform's name or a pipeline of at most 8 of them
 		"pipeline of 8": {r: run(func(s *spec) { s.Transform = strings.Repeat("a>>", 7) + "a" })},
 		"pipeline of 9": {

@@ -66,19 +66,57 @@ const (
 	DefaultFailurePolicy = FailureAbort
 )
 
+// Bounds of a Transform's spec. A tenant's Transform is stored in etcd (1.5 MiB a request), cached
+// whole by the manager, and rendered into one pod per node, so every string and list a user sets
+// has a bound that real use stays far below; the CRD's markers repeat them (webhook/transform's
+// crd_test keeps the two equal) and the webhook names the field and the bound.
+const (
+	// MaxCodeSource bounds spec.code.source. The source reaches the runtime as one environment
+	// variable, and Linux refuses to exec a process with an environment string over 128 KiB
+	// (MAX_ARG_STRLEN); 100 KiB leaves room for the name and is far more than a transform
+	// function needs (larger code belongs in an image: spec.runtime).
+	MaxCodeSource = 100 << 10
+	// MaxCodeDependencies bounds spec.code.dependencies, a pip requirements text, also passed as
+	// an environment variable.
+	MaxCodeDependencies = 16 << 10
+	// MaxCodeFunction bounds spec.code.function, a Python identifier.
+	MaxCodeFunction = 128
+	// MaxCodeRuntime bounds spec.code.runtime, one of CodeRuntimes.
+	MaxCodeRuntime = 64
+	// MaxImage bounds spec.runtime.image: a registry host, a 255-character repository path, a
+	// 128-character tag and a digest fit.
+	MaxImage = 1024
+	// MaxCommandItems and MaxCommandItem bound spec.runtime.command and spec.runtime.args: the
+	// number of words and each word, well under the kernel's 128 KiB a word.
+	MaxCommandItems = 256
+	MaxCommandItem  = 32 << 10
+	// MaxEnv bounds spec.env and spec.runtime.env, each.
+	MaxEnv = 256
+	// MaxNodeSelector bounds spec.nodeSelector's pairs.
+	MaxNodeSelector = 64
+	// MaxTolerations bounds spec.tolerations.
+	MaxTolerations = 64
+)
+
 // RuntimeSpec describes a transformer by its image and command; the controller builds the pod.
 type RuntimeSpec struct {
 	// image is the transformer container's image.
+	// +kubebuilder:validation:MaxLength=1024
 	Image string `json:"image"`
 	// command replaces the image's entrypoint. With communication io, command and args are run
 	// once per object, reading the object on stdin and writing the result to stdout.
 	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=32768
 	Command []string `json:"command,omitempty"`
 	// args are the arguments of the command, or of the image's entrypoint.
 	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=32768
 	Args []string `json:"args,omitempty"`
 	// env is added to the transformer container's environment, as spec.env is.
 	// +optional
+	// +kubebuilder:validation:MaxItems=256
 	Env []corev1.EnvVar `json:"env,omitempty"`
 	// resources are the transformer container's CPU and memory requests and limits.
 	// +optional
@@ -88,14 +126,18 @@ type RuntimeSpec struct {
 // CodeSpec describes a transformer by its source code, run by one of mlkube's runtime images.
 type CodeSpec struct {
 	// runtime names the runtime image that runs the code: python3.11.
+	// +kubebuilder:validation:MaxLength=64
 	Runtime string `json:"runtime"`
-	// source is the code; it must define the function named by function.
+	// source is the code, at most 100 KiB; it must define the function named by function.
+	// +kubebuilder:validation:MaxLength=102400
 	Source string `json:"source"`
-	// dependencies is a pip requirements text, installed before the code runs.
+	// dependencies is a pip requirements text, installed before the code runs, at most 16 KiB.
 	// +optional
+	// +kubebuilder:validation:MaxLength=16384
 	Dependencies string `json:"dependencies,omitempty"`
 	// function is the name of the function called per object. Defaults to transform.
 	// +optional
+	// +kubebuilder:validation:MaxLength=128
 	Function string `json:"function,omitempty"`
 	// chunkSize streams each object to the function in chunks of this many bytes; 0 (the
 	// default) passes whole objects.
@@ -138,13 +180,16 @@ type TransformSpec struct {
 	ObjectTimeout *metav1.Duration `json:"objectTimeout,omitempty"`
 	// env is added to the transformer container's environment.
 	// +optional
+	// +kubebuilder:validation:MaxItems=256
 	Env []corev1.EnvVar `json:"env,omitempty"`
 	// nodeSelector picks the nodes that run a transformer; by default every node with a data
 	// path agent.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// tolerations let transformer pods run on tainted nodes.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 	// stopped deletes the transformer pods but keeps the Transform; false starts them again.
 	// +optional

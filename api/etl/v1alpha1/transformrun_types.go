@@ -83,6 +83,7 @@ type TransformRunSpec struct {
 	// nodeSelector chooses the nodes; by default every node whose agent and transformer are
 	// ready.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// dryRun counts and lists what would be written, and writes nothing.
 	// +optional

@@ -162,6 +162,7 @@ type MxJobSpec struct {
 	// replicaSpecs lists the job's replica types, each type at most once: a local job has one
 	// WORKER, a dist job a SCHEDULER, SERVERs and WORKERs.
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=3
 	ReplicaSpecs []ReplicaSpec `json:"replicaSpecs"`
 
 	// runPolicy governs the job's lifetime: restarts, deadlines, clean-up and suspension.

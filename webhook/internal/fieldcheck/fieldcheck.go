@@ -158,3 +158,20 @@ func AtMost[T ~int32 | ~int64](path *field.Path, v *T, max T) field.ErrorList {
 	}
 	return nil
 }
+
+// MaxLen refuses s when it is longer than max bytes (a CRD's maxLength counts characters, so the
+// webhook is the stricter of the two), naming the field and the bound.
+func MaxLen(path *field.Path, s string, max int) field.ErrorList {
+	if len(s) > max {
+		return field.ErrorList{field.TooLong(path, "", max)}
+	}
+	return nil
+}
+
+// MaxItems refuses a list or map of n items when n is over max, naming the field and the bound.
+func MaxItems(path *field.Path, n, max int) field.ErrorList {
+	if n > max {
+		return field.ErrorList{field.TooMany(path, n, max)}
+	}
+	return nil
+}
