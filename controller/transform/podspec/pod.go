@@ -1,7 +1,7 @@
-// Package transform is the Transform controller: one transformer pod pinned to each eligible
-// node, built from the Transform's runtime, podTemplate or code form, with the stage, per-node
-// status and failure policy computed from what the cluster holds.
-package transform
+// Package podspec builds the transformer pod a Transform runs on a node. It is a package of its
+// own, apart from the Transform controller, so that the Transform webhook judges exactly the pod
+// the controller will create (its Pod Security) without linking the reconciler.
+package podspec
 
 import (
 	"maps"
@@ -23,8 +23,8 @@ const (
 	dataRootVolumeName = "mlkube-data"
 )
 
-// transformerLabels select the transformer pods of t, on every node.
-func transformerLabels(t *v1alpha1.Transform) map[string]string {
+// Labels select the transformer pods of t, on every node.
+func Labels(t *v1alpha1.Transform) map[string]string {
 	return map[string]string{
 		labels.ManagedBy:   labels.ManagedByValue,
 		v1alpha1.LabelName: t.Name,
@@ -34,7 +34,7 @@ func transformerLabels(t *v1alpha1.Transform) map[string]string {
 }
 
 func podLabels(t *v1alpha1.Transform, node string) map[string]string {
-	l := transformerLabels(t)
+	l := Labels(t)
 	l[v1alpha1.LabelNode] = node
 	if len(node) > 63 {
 		l[v1alpha1.LabelNode] = v1alpha1.NodeHash(node) // a label value is at most 63 characters
@@ -42,20 +42,20 @@ func podLabels(t *v1alpha1.Transform, node string) map[string]string {
 	return l
 }
 
-// controlledByTransform makes t the controller of what it runs, so that garbage collection
-// deletes them with it.
-func controlledByTransform(t *v1alpha1.Transform) []metav1.OwnerReference {
+// ControlledBy makes t the controller of what it runs, so that garbage collection deletes them
+// with it.
+func ControlledBy(t *v1alpha1.Transform) []metav1.OwnerReference {
 	return []metav1.OwnerReference{*metav1.NewControllerRef(t, v1alpha1.GroupVersion.WithKind("Transform"))}
 }
 
-// buildPod makes the transformer pod for node from the Transform's form, pinned to the node; the
-// io shim and the code runtimes run from images.
-func buildPod(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Pod {
+// Build makes the transformer pod for node from the Transform's form, pinned to the node; the io
+// shim and the code runtimes run from images.
+func Build(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Pod {
 	spec := basePodSpec(t, images)
 	c := &spec.Containers[0]
 	c.Env = append(c.Env, t.Spec.Env...)
 	c.Env = append(c.Env,
-		corev1.EnvVar{Name: wire.EnvPort, Value: strconv.Itoa(int(containerPort(c)))},
+		corev1.EnvVar{Name: wire.EnvPort, Value: strconv.Itoa(int(ContainerPort(c)))},
 		corev1.EnvVar{Name: wire.EnvNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}})
 	if t.Spec.Communication == v1alpha1.CommIO {
 		wrapWithIOShim(spec, images.IOShim)
@@ -83,7 +83,7 @@ func buildPod(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1
 			Namespace:       t.Namespace,
 			Labels:          lbls,
 			Annotations:     annotations,
-			OwnerReferences: controlledByTransform(t),
+			OwnerReferences: ControlledBy(t),
 		},
 		Spec: *spec,
 	}
@@ -161,10 +161,17 @@ func pinTo(node string) *corev1.Affinity {
 	}}
 }
 
-// containerPort is the transformer's port named "default".
-func containerPort(c *corev1.Container) int32 {
+// ContainerPort is the transformer's port named "default".
+func ContainerPort(c *corev1.Container) int32 {
 	if p := v1alpha1.TransformerPort(c.Ports); p != nil {
 		return p.ContainerPort
 	}
 	return v1alpha1.DefaultPort
+}
+
+// Port is the port t's transformer listens on: the container port its pods are given and
+// announce to the transformer (wire.EnvPort).
+func Port(t *v1alpha1.Transform) int32 {
+	// The port is the form's, whichever images run it.
+	return ContainerPort(&basePodSpec(t, wire.PodImages{}).Containers[0])
 }

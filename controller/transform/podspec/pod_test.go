@@ -1,4 +1,4 @@
-package transform
+package podspec_test
 
 import (
 	"maps"
@@ -12,11 +12,21 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/transform/podspec"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/webhook/transform"
 )
 
 // devImages are the images pods run unless the manager is given others.
 var devImages = wire.DefaultPodImages()
+
+// defaulted is the Transform as the API server stores it, after the webhook's defaults.
+func defaulted(b *builders.TransformBuilder) *v1alpha1.Transform {
+	t := b.Obj()
+	t.UID, t.Generation = "t-uid", 1
+	transform.Default(t)
+	return t
+}
 
 func env(c corev1.Container) map[string]string {
 	m := map[string]string{}
@@ -28,7 +38,7 @@ func env(c corev1.Container) map[string]string {
 
 func TestBuildPodForms(t *testing.T) {
 	runtime := defaulted(builders.Transform("rt").Runtime("mlkube/transformer-md5:dev", "/md5").Comm(v1alpha1.CommWS))
-	pod := buildPod(runtime, "node-1", devImages)
+	pod := podspec.Build(runtime, "node-1", devImages)
 	c := pod.Spec.Containers[0]
 	if pod.Name != "rt-"+v1alpha1.NodeHash("node-1") || len(pod.Name) > 63 {
 		t.Errorf("pod name %q", pod.Name)
@@ -53,14 +63,14 @@ func TestBuildPodForms(t *testing.T) {
 	}
 
 	code := defaulted(builders.Transform("py").Code("python3.11", "def transform(b):\n    return b[::-1]\n"))
-	c = buildPod(code, "node-1", devImages).Spec.Containers[0]
+	c = podspec.Build(code, "node-1", devImages).Spec.Containers[0]
 	if c.Image != "mlkube/runtime-python3.11:dev" || env(c)["MLKUBE_CODE_FUNCTION"] != "transform" || env(c)["MLKUBE_CODE_SOURCE"] == "" {
 		t.Errorf("code container %+v", c)
 	}
 
 	io := defaulted(builders.Transform("io").Runtime("busybox", "md5sum").Comm(v1alpha1.CommIO))
 	io.Spec.Runtime.Args = []string{"-b"}
-	spec := buildPod(io, "node-1", devImages).Spec
+	spec := podspec.Build(io, "node-1", devImages).Spec
 	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Image != "mlkube/io-shim:dev" {
 		t.Fatalf("io form lacks the shim's init container: %+v", spec.InitContainers)
 	}
@@ -69,11 +79,11 @@ func TestBuildPodForms(t *testing.T) {
 	}
 
 	fqn := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
-	c = buildPod(fqn, "node-1", devImages).Spec.Containers[0]
+	c = podspec.Build(fqn, "node-1", devImages).Spec.Containers[0]
 	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != wire.DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != wire.DataRoot {
 		t.Errorf("fqn container lacks the data root: %+v", c)
 	}
-	if hp := buildPod(fqn, "node-1", devImages).Spec.Volumes[0].HostPath; hp == nil || hp.Path != wire.DataRoot+"/node-1/"+fqn.Namespace {
+	if hp := podspec.Build(fqn, "node-1", devImages).Spec.Volumes[0].HostPath; hp == nil || hp.Path != wire.DataRoot+"/node-1/"+fqn.Namespace {
 		t.Errorf("fqn data root volume %+v; want only its namespace's directory of the node's", hp)
 	}
 }
@@ -83,7 +93,7 @@ func TestBuildPodFromTemplateKeepsItsOwnSettings(t *testing.T) {
 	tr.Spec.PodTemplate.Labels = map[string]string{"team": "data"}
 	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 9000}}
 	tr = defaulted(builders.Transform("tmpl").Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
-	pod := buildPod(tr, "node-2", devImages)
+	pod := podspec.Build(tr, "node-2", devImages)
 	if pod.Labels["team"] != "data" || pod.Labels[v1alpha1.LabelName] != "tmpl" {
 		t.Errorf("labels %v", pod.Labels)
 	}
@@ -99,9 +109,10 @@ func TestBuildPodControllerMetadataWins(t *testing.T) {
 	tr.Spec.PodTemplate.Labels = map[string]string{v1alpha1.LabelName: "other", v1alpha1.LabelNode: "node-9", "team": "data"}
 	tr.Spec.PodTemplate.Annotations = map[string]string{v1alpha1.LabelNode: "node-9", "note": "kept"}
 	tr = defaulted(builders.Transform("tmpl").Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
-	pod := buildPod(tr, "node-2", devImages)
+	pod := podspec.Build(tr, "node-2", devImages)
 	wantLabels := map[string]string{"team": "data"}
-	maps.Copy(wantLabels, podLabels(tr, "node-2"))
+	maps.Copy(wantLabels, podspec.Labels(tr))
+	wantLabels[v1alpha1.LabelNode] = "node-2"
 	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
@@ -122,8 +133,8 @@ func TestBuildPodRunsGivenImages(t *testing.T) {
 	}
 	code := defaulted(builders.Transform("py").Code("python3.11", "def transform(b):\n    return b\n"))
 	io := defaulted(builders.Transform("io").Runtime("busybox", "md5sum").Comm(v1alpha1.CommIO))
-	got := []string{buildPod(code, "node-1", images).Spec.Containers[0].Image}
-	for _, c := range buildPod(io, "node-1", images).Spec.InitContainers {
+	got := []string{podspec.Build(code, "node-1", images).Spec.Containers[0].Image}
+	for _, c := range podspec.Build(io, "node-1", images).Spec.InitContainers {
 		got = append(got, c.Image)
 	}
 	want := []string{images.CodeRuntimes["python3.11"], images.IOShim}
