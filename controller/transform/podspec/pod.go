@@ -6,6 +6,7 @@ package podspec
 import (
 	"maps"
 	"path"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/restricted"
 )
 
 const (
@@ -49,7 +51,9 @@ func ControlledBy(t *v1alpha1.Transform) []metav1.OwnerReference {
 }
 
 // Build makes the transformer pod for node from the Transform's form, pinned to the node; the io
-// shim and the code runtimes run from images.
+// shim and the code runtimes run from images. The pod passes the restricted Pod Security Standard
+// unless the template sets a field it forbids, with one exception until the data.mlkube.io CSI
+// driver replaces it: an fqn pod's data root is a hostPath (see WithoutDataRoot).
 func Build(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Pod {
 	spec := basePodSpec(t, images)
 	c := &spec.Containers[0]
@@ -68,6 +72,9 @@ func Build(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Po
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	spec.Tolerations = append(spec.Tolerations, t.Spec.Tolerations...)
 	spec.Affinity = pinTo(node)
+	// What the template leaves unset gets the restricted Pod Security Standard's values, the io
+	// shim's init container too, so the pod runs in a namespace enforcing restricted.
+	restricted.Default(spec)
 	// The controller's own labels and annotations are copied last, so they win over the user's:
 	// the controller finds its pods and their nodes by them.
 	lbls, annotations := map[string]string{}, map[string]string{}
@@ -150,6 +157,23 @@ func mountDataRoot(spec *corev1.PodSpec, node, namespace string) {
 	c := &spec.Containers[0]
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: wire.DataRoot, ReadOnly: true})
 	c.Env = append(c.Env, corev1.EnvVar{Name: wire.EnvFQNRoot, Value: wire.DataRoot})
+}
+
+// WithoutDataRoot returns a copy of spec, a pod Build made, without the fqn data root's hostPath
+// volume and its mounts: the part of the pod whose Pod Security the Transform's author answers
+// for. The hostPath is mlkube's own, the only field of the pod that the restricted standard
+// forbids and the template did not write, and the one reason fqn Transforms still need a
+// namespace that admits privileged pods until the data.mlkube.io CSI volume replaces it
+// (docs/design/tenant-isolation.md). Templates cannot name the volume: mlkube- names are
+// reserved to mlkube.
+func WithoutDataRoot(spec *corev1.PodSpec) *corev1.PodSpec {
+	out := spec.DeepCopy()
+	out.Volumes = slices.DeleteFunc(out.Volumes, func(v corev1.Volume) bool { return v.Name == dataRootVolumeName && v.HostPath != nil })
+	for i := range out.Containers {
+		c := &out.Containers[i]
+		c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == dataRootVolumeName })
+	}
+	return out
 }
 
 // pinTo requires the node, as AIStore pins each ETL pod to its target's node.

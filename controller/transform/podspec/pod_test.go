@@ -7,13 +7,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/transform/podspec"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/restricted/restrictedtest"
 	"github.com/mlkube/mlkube/webhook/transform"
 )
 
@@ -140,5 +143,94 @@ func TestBuildPodRunsGivenImages(t *testing.T) {
 	want := []string{images.CodeRuntimes["python3.11"], images.IOShim}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the code runtime's and the io shim's images (-want +got):\n%s", diff)
+	}
+}
+
+// forms are a Transform of each form, with a command so that io can run it.
+func forms() map[string]*builders.TransformBuilder {
+	return map[string]*builders.TransformBuilder{
+		"runtime": builders.Transform("rt").Runtime("img", "/transform"),
+		"code":    builders.Transform("py").Code("python3.11", "def transform(b):\n    return b\n"),
+		"podTemplate": builders.Transform("pt").PodTemplate("img").Spec(func(s *v1alpha1.TransformSpec) {
+			c := &s.PodTemplate.Spec.Containers[0]
+			c.Command, c.Ports = []string{"/transform"}, []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
+		}),
+	}
+}
+
+// Every pod mlkube builds passes the restricted Pod Security Standard, but for the fqn data
+// root's hostPath, which is mlkube's and goes with the data.mlkube.io CSI step.
+func TestBuiltPodsPassRestricted(t *testing.T) {
+	for form, b := range forms() {
+		for _, comm := range []v1alpha1.Communication{v1alpha1.CommHPush, v1alpha1.CommHPull, v1alpha1.CommIO, v1alpha1.CommWS} {
+			for _, arg := range []v1alpha1.Argument{v1alpha1.ArgBytes, v1alpha1.ArgFQN, v1alpha1.ArgURL} {
+				tr := b.Obj()
+				tr.Spec.Communication, tr.Spec.Argument = comm, arg
+				tr = defaulted(builders.Transform(tr.Name).Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
+				pod := podspec.Build(tr, "node-1", devImages)
+				v, err := restrictedtest.Violations(podspec.WithoutDataRoot(&pod.Spec))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(v) > 0 {
+					t.Errorf("%s %s %s: the built pod fails restricted: %v", form, comm, arg, v)
+				}
+				all, _ := restrictedtest.Violations(&pod.Spec)
+				if hostPath := arg == v1alpha1.ArgFQN; (len(all) > 0) != hostPath {
+					t.Errorf("%s %s %s: the whole pod's violations %v; want only fqn's data root", form, comm, arg, all)
+				}
+			}
+		}
+	}
+}
+
+// WithoutDataRoot leaves out exactly the data root: the rest of an fqn pod is judged as built.
+func TestWithoutDataRootKeepsTheRest(t *testing.T) {
+	tr := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
+	pod := podspec.Build(tr, "node-1", devImages)
+	got := podspec.WithoutDataRoot(&pod.Spec)
+	want := pod.Spec.DeepCopy()
+	want.Volumes, want.Containers[0].VolumeMounts = nil, nil
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if len(pod.Spec.Volumes) != 1 {
+		t.Error("WithoutDataRoot changed the pod it was given")
+	}
+}
+
+func TestBuildPodMountsNoServiceAccountTokenUnlessAsked(t *testing.T) {
+	for form, b := range forms() {
+		if got := podspec.Build(defaulted(b), "node-1", devImages).Spec.AutomountServiceAccountToken; got == nil || *got {
+			t.Errorf("%s: automountServiceAccountToken %v; want false", form, got)
+		}
+	}
+	tr := forms()["podTemplate"].Spec(func(s *v1alpha1.TransformSpec) {
+		s.PodTemplate.Spec.AutomountServiceAccountToken = ptr.To(true)
+		s.PodTemplate.Spec.ServiceAccountName = "reader"
+	})
+	spec := podspec.Build(defaulted(tr), "node-1", devImages).Spec
+	if got := spec.AutomountServiceAccountToken; got == nil || !*got || spec.ServiceAccountName != "reader" {
+		t.Errorf("automountServiceAccountToken %v, ServiceAccount %q; want the template's true and reader", got, spec.ServiceAccountName)
+	}
+}
+
+// The template's own security settings stay as written; only what it leaves unset is filled.
+func TestBuildPodKeepsTheTemplatesSecurityContext(t *testing.T) {
+	own := &corev1.SecurityContext{
+		RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_BIND_SERVICE"}},
+	}
+	tr := forms()["podTemplate"].Spec(func(s *v1alpha1.TransformSpec) {
+		s.PodTemplate.Spec.Containers[0].SecurityContext = own.DeepCopy()
+		s.PodTemplate.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("p.json")}}
+	})
+	spec := podspec.Build(defaulted(tr), "node-1", devImages).Spec
+	if diff := cmp.Diff(own, spec.Containers[0].SecurityContext); diff != "" {
+		t.Errorf("container securityContext (-template +built):\n%s", diff)
+	}
+	psc := spec.SecurityContext
+	if psc.SeccompProfile.Type != corev1.SeccompProfileTypeLocalhost || psc.RunAsUser != nil || psc.RunAsGroup != nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
+		t.Errorf("pod securityContext %+v; want the template's seccomp profile, no user or group added, runAsNonRoot filled", psc)
 	}
 }
