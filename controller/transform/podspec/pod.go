@@ -21,8 +21,20 @@ import (
 
 const (
 	containerName      = "transformer"
-	ioShimInitName     = "io-shim-install"
 	dataRootVolumeName = "mlkube-data"
+)
+
+// Names mlkube gives what it adds to a transformer pod, which templates may not use: the webhook
+// refuses them, so that a template can neither mount mlkube's volumes nor shadow what it adds.
+const (
+	// ReservedPrefix begins the names of the volumes mlkube adds (mlkube-data, mlkube-bin, …).
+	ReservedPrefix = "mlkube-"
+	// ReservedEnvPrefix begins the names of the variables mlkube sets (wire.EnvNode, …).
+	ReservedEnvPrefix = "MLKUBE_"
+	// IOShimInitName is the io shim's init container.
+	IOShimInitName = "io-shim-install"
+	// DataDriver is the CSI driver that is to serve fqn's data root (docs/design/tenant-isolation.md).
+	DataDriver = "data.mlkube.io"
 )
 
 // Labels select the transformer pods of t, on every node.
@@ -137,7 +149,7 @@ func wrapWithIOShim(spec *corev1.PodSpec, image string) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: wire.IOShimVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	mount := corev1.VolumeMount{Name: wire.IOShimVolume, MountPath: wire.IOShimMountPath}
 	spec.InitContainers = append(spec.InitContainers, corev1.Container{
-		Name: ioShimInitName, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Name: IOShimInitName, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:      wire.IOShimInstallCommand(),
 		VolumeMounts: []corev1.VolumeMount{mount},
 	})
