@@ -173,3 +173,28 @@ func TestTransformImmutableFields(t *testing.T) {
 		t.Fatalf("stopping the Transform was refused: %v", err)
 	}
 }
+
+// The API server hands the webhook's Pod Security refusal to the user naming the template's
+// field (issue 24, finding 4).
+func TestHostNetworkTemplateIsRefusedNamingTheField(t *testing.T) {
+	tr := builders.Transform("host-network").PodTemplate("mlkube/transformer-echo:dev").Obj()
+	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
+	tr.Spec.PodTemplate.Spec.HostNetwork = true
+	err := k8s.Create(context.Background(), tr)
+	wantInvalid(t, err, "spec.podTemplate.spec.hostNetwork")
+	if err != nil && !strings.Contains(err.Error(), "spec.podTemplate.spec.hostNetwork: Forbidden: the restricted Pod Security Standard forbids host namespaces") {
+		t.Errorf("the message does not name the field and the rule: %v", err)
+	}
+	// The same template without it is admitted: the controller fills its securityContext.
+	tr.Spec.PodTemplate.Spec.HostNetwork = false
+	k8s.MustCreate(t, tr)
+}
+
+// A template that runs as a ServiceAccount is reviewed against the requester's rights through the
+// real API server: the test's admin may create pods, so it is admitted.
+func TestServiceAccountTemplateOfAnAdminIsAdmitted(t *testing.T) {
+	tr := builders.Transform("service-account").PodTemplate("mlkube/transformer-echo:dev").Obj()
+	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
+	tr.Spec.PodTemplate.Spec.ServiceAccountName = "default"
+	k8s.MustCreate(t, tr)
+}
