@@ -8,10 +8,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -171,5 +173,62 @@ func TestTransformImmutableFields(t *testing.T) {
 		"spec.communication")
 	if err := kubetest.TryPatch(k8s, tr.DeepCopy(), func(cur *v1alpha1.Transform) { cur.Spec.Stopped = true }); err != nil {
 		t.Fatalf("stopping the Transform was refused: %v", err)
+	}
+}
+
+// The API server hands the webhook's Pod Security refusal to the user naming the template's
+// field (issue 24, finding 4).
+func TestHostNetworkTemplateIsRefusedNamingTheField(t *testing.T) {
+	tr := builders.Transform("host-network").PodTemplate("mlkube/transformer-echo:dev").Obj()
+	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
+	tr.Spec.PodTemplate.Spec.HostNetwork = true
+	err := k8s.Create(context.Background(), tr)
+	wantInvalid(t, err, "spec.podTemplate.spec.hostNetwork")
+	if err != nil && !strings.Contains(err.Error(), "spec.podTemplate.spec.hostNetwork: Forbidden: the restricted Pod Security Standard forbids host namespaces") {
+		t.Errorf("the message does not name the field and the rule: %v", err)
+	}
+	// The same template without it is admitted: the controller fills its securityContext.
+	tr.Spec.PodTemplate.Spec.HostNetwork = false
+	k8s.MustCreate(t, tr)
+}
+
+// A template that runs as a ServiceAccount is reviewed against the requester's rights through the
+// real API server: the test's admin may create pods, so it is admitted.
+func TestServiceAccountTemplateOfAnAdminIsAdmitted(t *testing.T) {
+	tr := builders.Transform("service-account").PodTemplate("mlkube/transformer-echo:dev").Obj()
+	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
+	tr.Spec.PodTemplate.Spec.ServiceAccountName = "default"
+	k8s.MustCreate(t, tr)
+}
+
+// A user who may create Transforms but not pods cannot run a transformer as a ServiceAccount of
+// the namespace: the webhook's SubjectAccessReview for the requester, through the real API
+// server, says no, and the refusal names the field.
+func TestServiceAccountTemplateNeedsTheRightToCreatePods(t *testing.T) {
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "transforms-only"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"transforms"}, Verbs: []string{"create"}}}}
+	k8s.MustCreate(t, role)
+	k8s.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "mallory-transforms", Namespace: "default"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "mallory"}}})
+	asMallory := rest.CopyConfig(cfg)
+	asMallory.Impersonate = rest.ImpersonationConfig{UserName: "mallory", Groups: []string{"system:authenticated"}}
+	mallory, err := client.New(asMallory, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := builders.Transform("borrowed-account").PodTemplate("mlkube/transformer-echo:dev").Obj()
+	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
+	tr.Spec.PodTemplate.Spec.ServiceAccountName = "default"
+	err = mallory.Create(ctx, tr)
+	wantInvalid(t, err, "spec.podTemplate.spec.serviceAccountName")
+	if err != nil && !strings.Contains(err.Error(), "mallory lacks it") {
+		t.Errorf("the refusal does not name the requester: %v", err)
+	}
+	// Without the ServiceAccount, mallory's Transform is admitted: the refusal was the review's.
+	tr.Spec.PodTemplate.Spec.ServiceAccountName = ""
+	if err := mallory.Create(ctx, tr); err != nil {
+		t.Fatalf("mallory's plain Transform: %v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
-	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/transform/podspec"
 )
 
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
@@ -23,16 +23,16 @@ import (
 // matched by its immutable name label; both selectors sit in one peer, so a pod must pass both.
 // The policy is named after the Transform, whose names are short enough for a DNS label.
 func buildNetworkPolicy(t *v1alpha1.Transform, agentNamespace string, agentLabels map[string]string) *networkingv1.NetworkPolicy {
-	port := intstr.FromInt32(transformerPort(t))
+	port := intstr.FromInt32(podspec.Port(t))
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            t.Name,
 			Namespace:       t.Namespace,
-			Labels:          transformerLabels(t),
-			OwnerReferences: controlledByTransform(t),
+			Labels:          podspec.Labels(t),
+			OwnerReferences: podspec.ControlledBy(t),
 		},
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: transformerLabels(t)},
+			PodSelector: metav1.LabelSelector{MatchLabels: podspec.Labels(t)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From: []networkingv1.NetworkPolicyPeer{{
@@ -45,13 +45,6 @@ func buildNetworkPolicy(t *v1alpha1.Transform, agentNamespace string, agentLabel
 			}},
 		},
 	}
-}
-
-// transformerPort is the port t's transformer listens on: the container port its pods are given
-// and announce to the transformer (wire.EnvPort).
-func transformerPort(t *v1alpha1.Transform) int32 {
-	// The port is the form's, whichever images run it.
-	return containerPort(&basePodSpec(t, wire.PodImages{}).Containers[0])
 }
 
 // restoreNetworkPolicy sets in got, the stored policy, the spec and labels of want, the policy

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/labels"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/transform/podspec"
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
@@ -65,7 +67,7 @@ func TestBuildNetworkPolicy(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("policy (-want +got):\n%s", diff)
 			}
-			pod := buildPod(tc.transform, "node-1", devImages)
+			pod := podspec.Build(tc.transform, "node-1", devImages)
 			selector, err := metav1.LabelSelectorAsSelector(&got.Spec.PodSelector)
 			if err != nil {
 				t.Fatal(err)
@@ -73,7 +75,13 @@ func TestBuildNetworkPolicy(t *testing.T) {
 			if !selector.Matches(klabels.Set(pod.Labels)) {
 				t.Errorf("the policy's selector %v does not select the Transform's pod %v", selector, pod.Labels)
 			}
-			if port, listens := got.Spec.Ingress[0].Ports[0].Port.String(), env(pod.Spec.Containers[0])["PORT"]; port != listens {
+			listens := ""
+			for _, e := range pod.Spec.Containers[0].Env {
+				if e.Name == wire.EnvPort {
+					listens = e.Value
+				}
+			}
+			if port := got.Spec.Ingress[0].Ports[0].Port.String(); port != listens {
 				t.Errorf("the policy opens port %s, the transformer listens on %s", port, listens)
 			}
 		})
@@ -82,7 +90,7 @@ func TestBuildNetworkPolicy(t *testing.T) {
 
 func TestNetworkPolicySelectsNoOtherTransformsPods(t *testing.T) {
 	policy := buildNetworkPolicy(defaulted(builders.Transform("md5").Runtime("img")), "mlkube-datapath", agentLabels)
-	other := buildPod(defaulted(builders.Transform("md5-v2").Runtime("img")), "node-1", devImages)
+	other := podspec.Build(defaulted(builders.Transform("md5-v2").Runtime("img")), "node-1", devImages)
 	selector, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/internal/owned"
+	"github.com/mlkube/mlkube/controller/transform/podspec"
 )
 
 // plan is what one reconcile does: the status to write, then the pods to create and delete.
@@ -70,7 +71,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 			statuses = append(statuses, ns)
 			continue
 		}
-		ns.Pod, ns.IP, ns.Port = pod.Name, pod.Status.PodIP, containerPort(&pod.Spec.Containers[0])
+		ns.Pod, ns.IP, ns.Port = pod.Name, pod.Status.PodIP, podspec.ContainerPort(&pod.Spec.Containers[0])
 		ns.Ready = podReady(pod)
 		if ns.Ready {
 			ready++

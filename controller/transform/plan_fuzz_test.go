@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/controller/transform/podspec"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/fuzzbytes"
 	"github.com/mlkube/mlkube/webhook/transform"
@@ -130,7 +131,7 @@ func (w *transformWorld) apply(s *fuzzbytes.Stream, p plan) {
 		}
 	}
 	for _, node := range p.createOn {
-		pod := buildPod(w.tr, node, devImages)
+		pod := podspec.Build(w.tr, node, devImages)
 		w.uids++
 		pod.UID = types.UID(fmt.Sprintf("uid-%d", w.uids))
 		pod.CreationTimestamp = metav1.NewTime(w.now)

@@ -11,9 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/transform/podspec"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/webhook/transform"
 )
+
+// devImages are the images pods run unless the manager is given others.
+var devImages = wire.DefaultPodImages()
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
@@ -34,7 +39,7 @@ func node(name string, edit ...func(*corev1.Node)) corev1.Node {
 
 // tpod is the transformer pod on node, created ago, ready or not, with optional edits.
 func tpod(t *v1alpha1.Transform, nodeName string, ago time.Duration, ready bool, edit ...func(*corev1.Pod)) corev1.Pod {
-	p := buildPod(t, nodeName, devImages)
+	p := podspec.Build(t, nodeName, devImages)
 	p.UID = types.UID("uid-" + nodeName)
 	p.CreationTimestamp = metav1.NewTime(now.Add(-ago))
 	p.Status.Phase = corev1.PodRunning

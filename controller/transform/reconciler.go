@@ -19,6 +19,7 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/internal/owned"
+	"github.com/mlkube/mlkube/controller/transform/podspec"
 )
 
 // +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms,verbs=get;list;watch
@@ -125,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // podCreation makes the transformer pod of a node.
 func podCreation(t *v1alpha1.Transform, images wire.PodImages) func(node string) owned.Creation {
 	return func(node string) owned.Creation {
-		pod := buildPod(t, node, images)
+		pod := podspec.Build(t, node, images)
 		return owned.Creation{Object: pod,
 			Created:  fmt.Sprintf("created transformer pod %s on node %s", pod.Name, node),
 			Creating: "creating transformer pod on node " + node}

@@ -1,13 +1,18 @@
 package transform
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/controller/transform/podspec"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/restricted/restrictedtest"
 	"github.com/mlkube/mlkube/webhook/internal/webhooktest"
 )
 
@@ -30,7 +35,9 @@ func generateTransform(data []byte) *v1alpha1.Transform {
 		ptrs := []any{&tr.ObjectMeta, &s.Communication, &s.Argument, &s.InitTimeout, &s.ObjectTimeout, &s.Env,
 			&s.NodeSelector, &s.Tolerations, &s.FailurePolicy, &s.Runtime, &s.PodTemplate, &s.Code}
 		if s.PodTemplate != nil {
-			ptrs = append(ptrs, &s.PodTemplate.Spec.Containers[0].Ports, &s.PodTemplate.Spec.Containers[0].Command)
+			ps := &s.PodTemplate.Spec
+			ptrs = append(ptrs, &ps.Containers[0].Ports, &ps.Containers[0].Command,
+				&ps.SecurityContext, &ps.Containers[0].SecurityContext, &ps.HostNetwork, &ps.Volumes, &ps.InitContainers)
 		}
 		return ptrs
 	}
@@ -66,5 +73,59 @@ func FuzzTransformAdmission(f *testing.F) {
 			Spec:      func(o *v1alpha1.Transform) any { return o.Spec },
 			Immutable: func(old, obj *v1alpha1.Transform) field.ErrorList { return validateImmutable(&old.Spec, &obj.Spec) },
 		})
+		checkPodSecurityVerdict(t, tr)
 	})
+}
+
+// checkPodSecurityVerdict: the webhook refuses a Transform for Pod Security if and only if the
+// pod the controller builds from it fails restricted in the part its author answers for, by the
+// evaluator restrictedtest runs on its own; and never blames mlkube's additions. It ties the
+// attribution to upstream's verdict.
+func checkPodSecurityVerdict(t *testing.T, tr *v1alpha1.Transform) {
+	t.Helper()
+	if len(validateForm(&tr.Spec)) > 0 {
+		return // no pod to build
+	}
+	refused := false
+	for _, e := range ValidateCreate(tr) {
+		if e.Type == field.ErrorTypeInternal {
+			t.Fatalf("mlkube's own part of the pod is refused: %v", e)
+		}
+		if e.Type == field.ErrorTypeForbidden && strings.HasPrefix(e.Detail, "the restricted Pod Security Standard forbids") {
+			refused = true
+		}
+	}
+	d := tr.DeepCopy()
+	Default(d)
+	pod := podspec.Build(d, "node", wire.DefaultPodImages())
+	v, err := restrictedtest.Violations(podspec.WithoutDataRoot(&pod.Spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refused != (len(v) > 0) {
+		t.Fatalf("the webhook refuses for Pod Security: %v; the built pod's violations: %v\ntemplate: %+v", refused, v, tr.Spec.PodTemplate)
+	}
+}
+
+// The generator reaches both sides of the Pod Security verdict, so the property above is not
+// vacuous.
+func TestGeneratedTransformsMixPodSecurity(t *testing.T) {
+	refused, judged := 0, 0
+	for i := range 2000 {
+		tr := generateTransform([]byte(fmt.Sprintf("seed %d", i)))
+		if len(validateForm(&tr.Spec)) > 0 {
+			continue
+		}
+		judged++
+		for _, e := range validatePodSecurity(&tr.Spec) {
+			if e.Type == field.ErrorTypeForbidden {
+				refused++
+				break
+			}
+		}
+	}
+	t.Logf("%d of %d judged Transforms refused for Pod Security", refused, judged)
+	if refused == 0 || refused == judged {
+		t.Fatalf("%d of %d judged Transforms refused for Pod Security; want some of each", refused, judged)
+	}
 }

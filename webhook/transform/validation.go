@@ -65,7 +65,7 @@ func validateSpec(spec *v1alpha1.TransformSpec) field.ErrorList {
 	if comm == string(v1alpha1.CommIO) {
 		errs = append(errs, validateIOCommand(spec)...)
 	}
-	return errs
+	return append(errs, validatePodSecurity(spec)...)
 }
 
 // validateForm checks that exactly one of runtime, podTemplate and code describes the transformer,
@@ -126,6 +126,7 @@ func validatePodTemplate(p *field.Path, tmpl *corev1.PodTemplateSpec) field.Erro
 		return field.ErrorList{field.Invalid(cp, len(containers), "exactly one container (the transformer) is required")}
 	}
 	errs := fieldcheck.Containers(cp, containers)
+	errs = append(errs, validateReservedNames(p.Child("spec"), &tmpl.Spec)...)
 	c := &containers[0]
 	if v1alpha1.TransformerPort(c.Ports) == nil {
 		errs = append(errs, field.Required(cp.Index(0).Child("ports"), fmt.Sprintf(

@@ -1,6 +1,8 @@
 // Package restrictedtest checks pod specs against the restricted Pod Security Standard with the
-// evaluator the API server's admission uses, for tests of what mlkube writes. It is a package
-// of its own so that no binary links the evaluator.
+// evaluator the API server's admission uses, for tests of what mlkube writes. The manager links
+// the evaluator too, through webhook/internal/podsecurity, which judges users' templates and
+// names their fields; this package asks the evaluator alone, so that tests compare mlkube's
+// attribution with upstream's verdict rather than with itself (webhook/transform's fuzz test).
 package restrictedtest
 
 import (

@@ -4,6 +4,7 @@ package admit
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +22,10 @@ type Rules[T client.Object] struct {
 	UpdateFunc   func(old, obj T) field.ErrorList
 	NewObject    func() T
 	WarningsFunc func(T) []string // optional
+	// AccessFunc, optional, asks the API server whether the requester may have what a new
+	// object would make mlkube do for them (e.g. run a pod as a ServiceAccount). Its error is an
+	// answer it could not get, refused as an internal error: the webhook fails closed.
+	AccessFunc func(ctx context.Context, req admission.Request, obj T) (field.ErrorList, error)
 }
 
 var _ admission.Defaulter[client.Object] = Rules[client.Object]{}
@@ -32,9 +37,20 @@ func (r Rules[T]) Default(_ context.Context, obj T) error {
 	return nil
 }
 
-// ValidateCreate implements admission.Validator.
-func (r Rules[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
-	return r.warnings(obj), r.invalid(obj, r.CreateFunc(obj))
+// ValidateCreate implements admission.Validator. The access check runs only on an object that
+// is otherwise valid: a refused object costs the API server no review.
+func (r Rules[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
+	errs := r.CreateFunc(obj)
+	if len(errs) == 0 && r.AccessFunc != nil {
+		req, err := admission.RequestFromContext(ctx)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("the admission request is missing: %w", err))
+		}
+		if errs, err = r.AccessFunc(ctx, req, obj); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	}
+	return r.warnings(obj), r.invalid(obj, errs)
 }
 
 // ValidateUpdate implements admission.Validator.

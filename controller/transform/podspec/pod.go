@@ -1,11 +1,12 @@
-// Package transform is the Transform controller: one transformer pod pinned to each eligible
-// node, built from the Transform's runtime, podTemplate or code form, with the stage, per-node
-// status and failure policy computed from what the cluster holds.
-package transform
+// Package podspec builds the transformer pod a Transform runs on a node. It is a package of its
+// own, apart from the Transform controller, so that the Transform webhook judges exactly the pod
+// the controller will create (its Pod Security) without linking the reconciler.
+package podspec
 
 import (
 	"maps"
 	"path"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,16 +16,29 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/restricted"
 )
 
 const (
 	containerName      = "transformer"
-	ioShimInitName     = "io-shim-install"
 	dataRootVolumeName = "mlkube-data"
 )
 
-// transformerLabels select the transformer pods of t, on every node.
-func transformerLabels(t *v1alpha1.Transform) map[string]string {
+// Names mlkube gives what it adds to a transformer pod, which templates may not use: the webhook
+// refuses them, so that a template can neither mount mlkube's volumes nor shadow what it adds.
+const (
+	// ReservedPrefix begins the names of the volumes mlkube adds (mlkube-data, mlkube-bin, …).
+	ReservedPrefix = "mlkube-"
+	// ReservedEnvPrefix begins the names of the variables mlkube sets (wire.EnvNode, …).
+	ReservedEnvPrefix = "MLKUBE_"
+	// IOShimInitName is the io shim's init container.
+	IOShimInitName = "io-shim-install"
+	// DataDriver is the CSI driver that is to serve fqn's data root (docs/design/tenant-isolation.md).
+	DataDriver = "data.mlkube.io"
+)
+
+// Labels select the transformer pods of t, on every node.
+func Labels(t *v1alpha1.Transform) map[string]string {
 	return map[string]string{
 		labels.ManagedBy:   labels.ManagedByValue,
 		v1alpha1.LabelName: t.Name,
@@ -34,7 +48,7 @@ func transformerLabels(t *v1alpha1.Transform) map[string]string {
 }
 
 func podLabels(t *v1alpha1.Transform, node string) map[string]string {
-	l := transformerLabels(t)
+	l := Labels(t)
 	l[v1alpha1.LabelNode] = node
 	if len(node) > 63 {
 		l[v1alpha1.LabelNode] = v1alpha1.NodeHash(node) // a label value is at most 63 characters
@@ -42,20 +56,22 @@ func podLabels(t *v1alpha1.Transform, node string) map[string]string {
 	return l
 }
 
-// controlledByTransform makes t the controller of what it runs, so that garbage collection
-// deletes them with it.
-func controlledByTransform(t *v1alpha1.Transform) []metav1.OwnerReference {
+// ControlledBy makes t the controller of what it runs, so that garbage collection deletes them
+// with it.
+func ControlledBy(t *v1alpha1.Transform) []metav1.OwnerReference {
 	return []metav1.OwnerReference{*metav1.NewControllerRef(t, v1alpha1.GroupVersion.WithKind("Transform"))}
 }
 
-// buildPod makes the transformer pod for node from the Transform's form, pinned to the node; the
-// io shim and the code runtimes run from images.
-func buildPod(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Pod {
+// Build makes the transformer pod for node from the Transform's form, pinned to the node; the io
+// shim and the code runtimes run from images. The pod passes the restricted Pod Security Standard
+// unless the template sets a field it forbids, with one exception until the data.mlkube.io CSI
+// driver replaces it: an fqn pod's data root is a hostPath (see WithoutDataRoot).
+func Build(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Pod {
 	spec := basePodSpec(t, images)
 	c := &spec.Containers[0]
 	c.Env = append(c.Env, t.Spec.Env...)
 	c.Env = append(c.Env,
-		corev1.EnvVar{Name: wire.EnvPort, Value: strconv.Itoa(int(containerPort(c)))},
+		corev1.EnvVar{Name: wire.EnvPort, Value: strconv.Itoa(int(ContainerPort(c)))},
 		corev1.EnvVar{Name: wire.EnvNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}})
 	if t.Spec.Communication == v1alpha1.CommIO {
 		wrapWithIOShim(spec, images.IOShim)
@@ -68,6 +84,9 @@ func buildPod(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1
 	spec.RestartPolicy = corev1.RestartPolicyNever
 	spec.Tolerations = append(spec.Tolerations, t.Spec.Tolerations...)
 	spec.Affinity = pinTo(node)
+	// What the template leaves unset gets the restricted Pod Security Standard's values, the io
+	// shim's init container too, so the pod runs in a namespace enforcing restricted.
+	restricted.Default(spec)
 	// The controller's own labels and annotations are copied last, so they win over the user's:
 	// the controller finds its pods and their nodes by them.
 	lbls, annotations := map[string]string{}, map[string]string{}
@@ -83,7 +102,7 @@ func buildPod(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1
 			Namespace:       t.Namespace,
 			Labels:          lbls,
 			Annotations:     annotations,
-			OwnerReferences: controlledByTransform(t),
+			OwnerReferences: ControlledBy(t),
 		},
 		Spec: *spec,
 	}
@@ -130,7 +149,7 @@ func wrapWithIOShim(spec *corev1.PodSpec, image string) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: wire.IOShimVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	mount := corev1.VolumeMount{Name: wire.IOShimVolume, MountPath: wire.IOShimMountPath}
 	spec.InitContainers = append(spec.InitContainers, corev1.Container{
-		Name: ioShimInitName, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Name: IOShimInitName, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:      wire.IOShimInstallCommand(),
 		VolumeMounts: []corev1.VolumeMount{mount},
 	})
@@ -152,6 +171,23 @@ func mountDataRoot(spec *corev1.PodSpec, node, namespace string) {
 	c.Env = append(c.Env, corev1.EnvVar{Name: wire.EnvFQNRoot, Value: wire.DataRoot})
 }
 
+// WithoutDataRoot returns a copy of spec, a pod Build made, without the fqn data root's hostPath
+// volume and its mounts: the part of the pod whose Pod Security the Transform's author answers
+// for. The hostPath is mlkube's own, the only field of the pod that the restricted standard
+// forbids and the template did not write, and the one reason fqn Transforms still need a
+// namespace that admits privileged pods until the data.mlkube.io CSI volume replaces it
+// (docs/design/tenant-isolation.md). Templates cannot name the volume: mlkube- names are
+// reserved to mlkube.
+func WithoutDataRoot(spec *corev1.PodSpec) *corev1.PodSpec {
+	out := spec.DeepCopy()
+	out.Volumes = slices.DeleteFunc(out.Volumes, func(v corev1.Volume) bool { return v.Name == dataRootVolumeName && v.HostPath != nil })
+	for i := range out.Containers {
+		c := &out.Containers[i]
+		c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == dataRootVolumeName })
+	}
+	return out
+}
+
 // pinTo requires the node, as AIStore pins each ETL pod to its target's node.
 func pinTo(node string) *corev1.Affinity {
 	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
@@ -161,10 +197,17 @@ func pinTo(node string) *corev1.Affinity {
 	}}
 }
 
-// containerPort is the transformer's port named "default".
-func containerPort(c *corev1.Container) int32 {
+// ContainerPort is the transformer's port named "default".
+func ContainerPort(c *corev1.Container) int32 {
 	if p := v1alpha1.TransformerPort(c.Ports); p != nil {
 		return p.ContainerPort
 	}
 	return v1alpha1.DefaultPort
+}
+
+// Port is the port t's transformer listens on: the container port its pods are given and
+// announce to the transformer (wire.EnvPort).
+func Port(t *v1alpha1.Transform) int32 {
+	// The port is the form's, whichever images run it.
+	return ContainerPort(&basePodSpec(t, wire.PodImages{}).Containers[0])
 }
