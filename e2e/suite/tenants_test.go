@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -83,7 +84,10 @@ func TestHostileTenant(t *testing.T) {
 	f.bWorks(t, "after the stalling hpull")
 	t.Run("BogusTokenFlood", f.tokenFlood)
 	f.bWorks(t, "after the token flood")
-	t.Run("ForgedManagedByLabels", func(t *testing.T) { forged.unchanged(t) })
+	t.Run("ForgedManagedByLabels", func(t *testing.T) {
+		forged.unchanged(t)
+		forged.notCached(t, memory)
+	})
 
 	f.bRun(t, "last")
 	f.bDataIntact(t)
@@ -290,11 +294,12 @@ func (f *tenants) stallingHPull(t *testing.T) {
 		putObjects(t, f.nsA, node, map[string][]byte{"big/stall.bin": big})
 	}
 
+	start := time.Now()
 	code, body := call(f.agents[f.nodes[0]], http.MethodGet, "/v1/transform/"+f.nsA+"/"+tr.Name+"/big/stall.bin", f.tokenA, nil)
 	if code == 0 || code == http.StatusOK {
 		t.Fatalf("an inline request to a stalling hpull transformer: %d %.300q, want the agent to end it with an error", code, body)
 	}
-	t.Logf("the inline request ended: %d %.300s", code, body)
+	t.Logf("the inline request ended after %s (reported, not asserted): %d %.300s", time.Since(start).Round(time.Second), code, body)
 
 	const maxRuns = 4 // the agent's --max-offline-runs
 	stalled := make([]*v1alpha1.TransformRun, maxRuns)
@@ -381,16 +386,23 @@ func bogusJWT(i int) string {
 
 // Finding 10: pods and Services of A carrying the label the manager's controllers select theirs
 // by, each with 200 KiB of annotations. The manager caches a small fixed amount of each and
-// leaves them alone: they are checked at the end of the suite, unchanged. Their bytes, ~60 MB,
-// are more than a manager replica would hold for long within its 256 MiB if cached whole.
+// leaves them alone: they are checked at the end of the suite, unchanged. Their annotations, 100
+// MiB, are more than a manager replica peaks at when it caches only what it needs (~40 MiB): a
+// manager that cached them whole would peak above them, or pass its 256 MiB limit and restart.
 type forgedObjects struct {
 	objects []client.Object
 	rv      map[string]string // kind/name → resourceVersion at creation
+	bytes   int64             // of their annotations together
 }
+
+const (
+	forgedPods, forgedServices = 4, 500
+	forgedFiller               = 200 << 10
+)
 
 func (f *tenants) forgeManagedBy(t *testing.T) *forgedObjects {
 	t.Helper()
-	filler := strings.Repeat("f", 200<<10)
+	filler := strings.Repeat("f", forgedFiller)
 	forgedLabels := func() map[string]string {
 		return map[string]string{
 			labels.ManagedBy: labels.ManagedByValue, labels.Component: "transformer",
@@ -398,7 +410,7 @@ func (f *tenants) forgeManagedBy(t *testing.T) *forgedObjects {
 		}
 	}
 	var objs []client.Object
-	for i := range 4 {
+	for i := range forgedPods {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("forged-%d", i), Namespace: f.nsA, Labels: forgedLabels(), Annotations: map[string]string{"filler": filler}},
 			Spec:       restrictedTransformer(hostileImage).Spec,
@@ -406,7 +418,7 @@ func (f *tenants) forgeManagedBy(t *testing.T) *forgedObjects {
 		p.Spec.NodeName = f.nodes[i%len(f.nodes)]
 		objs = append(objs, p)
 	}
-	for i := range 300 {
+	for i := range forgedServices {
 		objs = append(objs, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("forged-%d", i), Namespace: f.nsA, Labels: forgedLabels(), Annotations: map[string]string{"filler": filler}},
 			Spec: corev1.ServiceSpec{
@@ -416,7 +428,7 @@ func (f *tenants) forgeManagedBy(t *testing.T) *forgedObjects {
 			},
 		})
 	}
-	fo := &forgedObjects{rv: map[string]string{}}
+	fo := &forgedObjects{rv: map[string]string{}, bytes: int64(len(objs)) * forgedFiller}
 	results := concurrently(len(objs), func(i int) (int, string) {
 		if err := f.alice.Create(context.Background(), objs[i]); err != nil {
 			return 1, err.Error()
@@ -430,7 +442,7 @@ func (f *tenants) forgeManagedBy(t *testing.T) *forgedObjects {
 		fo.rv[forgedKey(objs[i])] = objs[i].GetResourceVersion()
 	}
 	fo.objects = objs
-	t.Logf("alice forged %d pods and %d Services labelled %s=%s, 200 KiB of annotations each", 4, 300, labels.ManagedBy, labels.ManagedByValue)
+	t.Logf("alice forged %d pods and %d Services labelled %s=%s, %d KiB of annotations each", forgedPods, forgedServices, labels.ManagedBy, labels.ManagedByValue, forgedFiller>>10)
 	return fo
 }
 
@@ -457,6 +469,26 @@ func (fo *forgedObjects) unchanged(t *testing.T) {
 			t.Errorf("forged %s was written: resourceVersion %s, created as %s", forgedKey(o), got.GetResourceVersion(), fo.rv[forgedKey(o)])
 		case !maps.Equal(got.GetLabels(), o.GetLabels()) || got.GetAnnotations()["filler"] != o.GetAnnotations()["filler"]:
 			t.Errorf("forged %s was relabelled: %v", forgedKey(o), got.GetLabels())
+		}
+	}
+}
+
+// notCached: no manager replica's memory peaked above the forged objects' bytes since the peaks
+// were reset, where they were measured (see peakMemory).
+func (fo *forgedObjects) notCached(t *testing.T, pm *peakMemory) {
+	pods, err := managerPods(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		peak, ok := pm.peak(p.Name)
+		if !ok {
+			t.Logf("the manager's memory against the forged objects not checked: %s's peak since the suite began is not known", p.Name)
+			continue
+		}
+		if peak >= fo.bytes {
+			t.Errorf("manager %s peaked at %.1f MiB during the suite, more than the %.1f MiB of annotations alice forged: it cached the forged objects whole",
+				p.Name, float64(peak)/(1<<20), float64(fo.bytes)/(1<<20))
 		}
 	}
 }
@@ -663,15 +695,16 @@ func (rc restartCounts) unchanged(t *testing.T) {
 // (memory.max_usage_in_bytes), which the test process can read where the cluster's nodes run on
 // its own host (the local provider, and kind's containers): the figures are logged, not asserted.
 type peakMemory struct {
-	dirs map[string]string // pod → its cgroup directory
-	why  string            // why there are none
+	dirs  map[string]string // pod → its cgroup directory
+	reset map[string]bool   // pods whose peak was reset when the suite began
+	why   string            // why there are none
 }
 
 const cgroupMemory = "/sys/fs/cgroup/memory"
 
 func newPeakMemory(t *testing.T) *peakMemory {
 	t.Helper()
-	pm := &peakMemory{dirs: map[string]string{}}
+	pm := &peakMemory{dirs: map[string]string{}, reset: map[string]bool{}}
 	pods := systemPods(t)
 	want := map[string]string{} // cgroup directory name → pod
 	for _, p := range pods {
@@ -705,9 +738,33 @@ func newPeakMemory(t *testing.T) *peakMemory {
 	for pod, dir := range pm.dirs {
 		if err := os.WriteFile(filepath.Join(dir, "memory.max_usage_in_bytes"), []byte("0"), 0); err != nil {
 			t.Logf("the peak memory of %s covers its whole life, not only the suite: resetting it: %v", pod, err)
+			continue
 		}
+		pm.reset[pod] = true
 	}
 	return pm
+}
+
+// read is the peak memory of pod in bytes.
+func (pm *peakMemory) read(pod string) (int64, error) {
+	dir, ok := pm.dirs[pod]
+	if !ok {
+		return 0, errors.New("its cgroup was not found")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "memory.max_usage_in_bytes"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// peak is pod's peak memory since the suite began, when known.
+func (pm *peakMemory) peak(pod string) (int64, bool) {
+	if !pm.reset[pod] {
+		return 0, false
+	}
+	n, err := pm.read(pod)
+	return n, err == nil
 }
 
 func (pm *peakMemory) log(t *testing.T) {
@@ -722,16 +779,15 @@ func (pm *peakMemory) log(t *testing.T) {
 	}
 	slices.Sort(pods)
 	for _, pod := range pods {
-		b, err := os.ReadFile(filepath.Join(pm.dirs[pod], "memory.max_usage_in_bytes"))
+		n, err := pm.read(pod)
 		if err != nil {
 			t.Logf("peak memory of %s not read: %v", pod, err)
 			continue
 		}
-		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil {
-			t.Logf("peak memory of %s: %q: %v", pod, b, err)
-			continue
+		since := "during the suite"
+		if !pm.reset[pod] {
+			since = "in its life"
 		}
-		t.Logf("peak memory of %s during the suite: %.1f MiB (cgroup %s)", pod, float64(n)/(1<<20), pm.dirs[pod])
+		t.Logf("peak memory of %s %s: %.1f MiB (cgroup %s)", pod, since, float64(n)/(1<<20), pm.dirs[pod])
 	}
 }
