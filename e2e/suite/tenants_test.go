@@ -65,7 +65,6 @@ type tenants struct {
 	rawNode map[string]string
 	mu      sync.Mutex
 	written map[string][]byte
-	runs    int
 }
 
 // TestHostileTenant: see the comment at the top of the file.
@@ -243,7 +242,7 @@ func (f *tenants) headerBomb(t *testing.T) {
 			for i, r := range results {
 				// The agent names what it refused: net/http's "server response headers exceeded
 				// 65536 bytes", or package ws's "answer is too large".
-				if r.code != http.StatusBadGateway || !(strings.Contains(r.body, "exceeded") || strings.Contains(r.body, "too large")) {
+				if tooLarge := strings.Contains(r.body, "exceeded") || strings.Contains(r.body, "too large"); r.code != http.StatusBadGateway || !tooLarge {
 					t.Errorf("request %d of 64 to a %s transformer with endless headers: %d %.300q, want 502 saying the headers were too large", i, comm, r.code, r.body)
 					break
 				}
