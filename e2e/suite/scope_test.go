@@ -31,6 +31,7 @@ var scopes = map[string][]string{
 		"TestTransformOneReadyPodPerNodeForEachCommunication", // every communication type on every node
 		"TestTransformRunResumesAfterItsAgentIsDeleted",       // an agent pod restarting on a data root it owns
 		"TestMxJobDistRendezvousSucceeds",                     // pod to pod across nodes through headless Services
+		"TestHostileTenant",                                   // the agents' and the manager's bounds under the provider's network and cgroups (about 2 min)
 	},
 	// What an install changes: the manifests (RBAC, roles for users, webhook configuration, the
 	// manager's replicas and budget, the agent's DaemonSet) and images pulled by digest.

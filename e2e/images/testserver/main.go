@@ -4,7 +4,8 @@
 // GET, or to a POST of the request's body),
 // /lookup?name=N what cluster DNS says about N. It is also a Python package index serving one
 // wheel, mlkubehello, under /simple/ (see packageIndex). With DATA_DIR set it also serves that
-// directory under /files (see files).
+// directory under /files (see files). With HOSTILE set it is a malicious transformer instead (see
+// hostile).
 package main
 
 import (
@@ -19,6 +20,14 @@ func main() {
 	addr := ":8080"
 	if p := os.Getenv("PORT"); p != "" {
 		addr = ":" + p
+	}
+	if mode := os.Getenv("HOSTILE"); mode != "" {
+		h, err := newHostile(mode)
+		if err != nil {
+			log.Fatal(err)
+		}
+		srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		log.Fatal(srv.ListenAndServe())
 	}
 	mux := newMux()
 	if dir := os.Getenv("DATA_DIR"); dir != "" {
