@@ -31,11 +31,14 @@ func ValidateCreate(t *v1alpha1.Transform) field.ErrorList {
 	name := fieldcheck.EffectiveName(t.Name, t.GenerateName)
 	errs := fieldcheck.DNSLabelName(field.NewPath("metadata", "name"), name, v1alpha1.MaxNameLength,
 		fmt.Sprintf("so that per-node pod names \"<name>-<%d-character node hash>\" stay valid DNS labels", v1alpha1.NodeHashLength))
-	return append(errs, validateSpec(&t.Spec)...)
+	errs = append(errs, validateSpec(&t.Spec)...)
+	return append(errs, validatePodSecurity(&t.Spec)...)
 }
 
 // ValidateUpdate returns every problem of an update: the new Transform must be valid and what
-// defines the transformer must not change.
+// defines the transformer must not change. Pod Security is not judged again: it depends only on
+// the immutable fields, so the verdict given at create stands, and a Transform admitted before a
+// rule tightened can still be relabelled or have its mutable fields changed.
 func ValidateUpdate(old, t *v1alpha1.Transform) field.ErrorList {
 	if t.DeletionTimestamp != nil {
 		return nil // let finalizers be removed whatever the spec holds
@@ -65,7 +68,7 @@ func validateSpec(spec *v1alpha1.TransformSpec) field.ErrorList {
 	if comm == string(v1alpha1.CommIO) {
 		errs = append(errs, validateIOCommand(spec)...)
 	}
-	return append(errs, validatePodSecurity(spec)...)
+	return errs
 }
 
 // validateForm checks that exactly one of runtime, podTemplate and code describes the transformer,

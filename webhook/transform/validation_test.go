@@ -207,6 +207,26 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 	}
 }
 
+// TestUpdateKeepsThePodSecurityVerdictOfCreate: a Transform stored before its template was held to
+// restricted can still be stopped or relabelled; the verdict of create stands, because Pod Security
+// depends only on fields that cannot change.
+func TestUpdateKeepsThePodSecurityVerdictOfCreate(t *testing.T) {
+	old := builders.Transform("md5").Runtime(echoImage).Obj()
+	old.Spec.Runtime = nil
+	old.Spec.PodTemplate = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{HostNetwork: true,
+		Containers: []corev1.Container{{Name: "transformer", Image: echoImage}}}}
+	Default(old)
+	if errs := ValidateCreate(old); len(errs) == 0 {
+		t.Fatal("a hostNetwork template passed create; the case shows nothing")
+	}
+	tr := old.DeepCopy()
+	tr.Spec.Stopped = true
+	tr.Labels = map[string]string{"team": "a"}
+	if errs := ValidateUpdate(old, tr); len(errs) != 0 {
+		t.Errorf("ValidateUpdate() of a stored Transform's mutable fields = %v, want none", errs)
+	}
+}
+
 func TestValidateUpdate(t *testing.T) {
 	base := func() *v1alpha1.Transform {
 		tr := builders.Transform("md5").Runtime(echoImage).Obj()
