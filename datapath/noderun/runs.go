@@ -11,6 +11,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/internal/durable"
 	"github.com/mlkube/mlkube/internal/status"
 )
 
@@ -38,6 +39,24 @@ type Pipeline interface {
 	Transform(ctx context.Context, object, args string, write func(result io.Reader) error) error
 }
 
+// Results writes a run's results into its namespace's data. The agent's
+// object store implements it, so that results are held to the bounds of
+// the object API's PUTs: the namespace's quota on the node, the node's free
+// space and the object size limit.
+type Results interface {
+	// Write writes what r yields as the object name of namespace ns, whose
+	// directory root is, through the temporary name tmp (durable.Create,
+	// with hooks, whose Rename is the store's own), within the store's
+	// bounds. A refusal carries its status (507, 413) and names its limit;
+	// a failed write leaves no temporary file.
+	Write(root *os.Root, ns, name, tmp string, r io.Reader, buf []byte, hooks durable.Hooks) error
+	// Place runs rename, which puts a file of the run's own of size bytes
+	// (its error manifest, written in its hidden journal directory) in
+	// place as name of ns, within ns's quota on the node, and counts it
+	// there; past the quota it refuses with 507 and does not rename.
+	Place(root *os.Root, ns, name string, size int64, rename func() error) error
+}
+
 // Config configures a node's Runs.
 type Config struct {
 	// Node is the node the runs are on, reported in their status.
@@ -45,6 +64,8 @@ type Config struct {
 	// Root is the node's data directory (package dataroot).
 	Root         *os.Root
 	Transformers Transformers
+	// Results writes the runs' results; required.
+	Results Results
 	// MaxRuns bounds the runs going on at once on the node, and MaxWorkers
 	// their workers together; a run past either is refused with 429.
 	MaxRuns, MaxWorkers int
