@@ -14,6 +14,6 @@
 // suspension skips what was done (journal.go). A destination is taken by one
 // run at a time and checked against the source once symlinks are resolved
 // (destination.go); every failed object is listed in an error manifest
-// (errorlog.go). Node-wide caps (Config.MaxRuns, MaxWorkers) answer 429
-// past them.
+// (errorlog.go). Node-wide caps (Config.MaxRuns, MaxWorkers), shared fairly
+// among namespaces (package fairshare), answer 429 past them.
 package noderun

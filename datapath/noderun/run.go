@@ -387,7 +387,7 @@ func (r *Run) end(phase etlv1alpha1.RunPhase, message string) {
 	// source's names.
 	r.plan.dropSource()
 	r.cancel()
-	r.rs.limits.release(r.plan.spec.Workers)
+	r.rs.limits.release(r.key.Namespace, r.plan.spec.Workers)
 	close(r.done)
 }
 
