@@ -172,6 +172,7 @@ func New(opts Options) (*Agent, error) {
 		stats:   recorder{node: opts.Node},
 		limits:  newNodeLimits(opts),
 	}
+	a.stats.forget = a.metrics.forget
 	a.objects = &objectStore{root: root, node: opts.Node, bounds: storeBounds{
 		node: opts.Node, maxSize: opts.MaxObjectSize, minFree: opts.MinFreeBytes,
 		quota: opts.NamespaceQuota, quotaOf: opts.NamespaceQuotaOf, freeBytes: statfsFree(root.Name()),
