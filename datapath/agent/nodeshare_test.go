@@ -98,8 +98,9 @@ func TestInlineRequestsFairShare(t *testing.T) {
 	}
 	codes := map[string]chan int{}
 	for _, o := range []string{"a1", "a2"} {
-		codes[o] = make(chan int, 1)
-		go func() { codes[o] <- putIn("default", o).status }()
+		code := make(chan int, 1)
+		codes[o] = code
+		go func() { code <- putIn("default", o).status }()
 	}
 	g.arrived.Wait()
 	wantTooMany(t, putIn("team-b", "b1"), "--max-inline-requests")
