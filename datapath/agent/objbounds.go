@@ -237,17 +237,18 @@ func (u *usage) change(ns string, do func() (int64, error)) error {
 	return err
 }
 
-// reservation is what one PUT holds in its namespace's usage: the bytes its
-// object may add once it lands, held as soon as they are known (the whole
-// Content-Length at admission, else as the body arrives) and refused when
-// they would pass the quota with the namespace's objects and its other PUTs
-// in flight. The quota counts objects, not the copies being written: an
-// overwrite ends with its object in place of the one it replaces, so it
-// needs only what it adds over it (credit), while the free space it needs
-// is its whole size, as both are on disk until the rename. The landing
-// counts what the rename did replace, which a DELETE or another PUT of the
-// name may have changed since admission, and holds more if that needs more.
-// Only the PUT's goroutine uses a reservation.
+// reservation is what one write (a PUT, a run's result) holds in its
+// namespace's usage: the bytes its object may add once it lands, held as
+// soon as they are known (the whole Content-Length at admission, else as
+// the body arrives) and refused when they would pass the quota with the
+// namespace's objects and its other writes in flight. The quota counts
+// objects, not the copies being written: an overwrite ends with its object
+// in place of the one it replaces, so it needs only what it adds over it
+// (credit), while the free space it needs is its whole size, as both are on
+// disk until the rename. The landing counts what the rename did replace,
+// which a DELETE or another write of the name may have changed since
+// admission, and holds more if that needs more. Only the writer's
+// goroutine uses a reservation.
 type reservation struct {
 	node, ns string
 	sp       *space
