@@ -95,7 +95,7 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	fs.Int64Var(&opts.MaxObjectSize, "max-object-size", opts.MaxObjectSize, "largest object in bytes; negative is no limit")
 	fs.Int64Var(&opts.MinFreeBytes, "min-free-bytes", opts.MinFreeBytes, "free space of the data root an object PUT never takes; one that would is refused with 507")
 	fs.Int64Var(&opts.NamespaceQuota, "namespace-quota", 0,
-		"bytes each namespace may store on this node through the object API; 0 is no limit. A Namespace's annotation "+agent.QuotaAnnotation+" overrides it")
+		"bytes each namespace may store on this node through the object API and its TransformRuns' results; 0 is no limit. A Namespace's annotation "+agent.QuotaAnnotation+" overrides it")
 	fs.StringVar(&opts.PeerTokenFile, "peer-token-file", opts.PeerTokenFile, "the agent's own data path token, sent to the agents it forwards object requests to")
 	fs.StringVar(&opts.PeerServiceAccount, "peer-service-account", opts.PeerServiceAccount, "the user whose token a forwarded object request must carry: the agents' ServiceAccount")
 	fs.BoolVar(&srv.prepare, "prepare-data-root", false,
@@ -103,11 +103,11 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	fs.IntVar(&srv.uid, "data-root-uid", 65532, "with --prepare-data-root: the agent's user")
 	fs.IntVar(&srv.gid, "data-root-gid", 65532, "with --prepare-data-root: the agent's group")
 	fs.IntVar(&opts.WSConns, "ws-conns", opts.WSConns, "WebSocket connections kept per ws transformer")
-	fs.IntVar(&opts.MaxOfflineRuns, "max-offline-runs", opts.MaxOfflineRuns, "runs (TransformRun shares) at once on the node; more are refused with 429")
-	fs.IntVar(&opts.MaxOfflineWorkers, "max-offline-workers", opts.MaxOfflineWorkers, "run workers at once on the node, across runs; a run past it is refused with 429")
-	fs.IntVar(&opts.MaxStreams, "max-streams", opts.MaxStreams, "client streams ("+agent.PathStream+") open at once; more are refused with 429")
+	fs.IntVar(&opts.MaxOfflineRuns, "max-offline-runs", opts.MaxOfflineRuns, "runs (TransformRun shares) at once on the node, shared fairly among namespaces; more are refused with 429")
+	fs.IntVar(&opts.MaxOfflineWorkers, "max-offline-workers", opts.MaxOfflineWorkers, "run workers at once on the node, across runs, shared fairly among namespaces; a run past it is refused with 429")
+	fs.IntVar(&opts.MaxStreams, "max-streams", opts.MaxStreams, "client streams ("+agent.PathStream+") open at once, shared fairly among namespaces; more are refused with 429")
 	fs.IntVar(&opts.MaxInlineRequests, "max-inline-requests", opts.MaxInlineRequests,
-		"inline requests ("+agent.PathTransform+") served at once on the node, each until its answer ends; more are refused with 429")
+		"inline requests ("+agent.PathTransform+") served at once on the node, each until its answer ends, shared fairly among namespaces; more are refused with 429")
 	fs.DurationVar(&opts.StreamIdleTimeout, "stream-idle-timeout", opts.StreamIdleTimeout, "a client stream with no object in flight and none sent for this long is closed (1001)")
 	fs.DurationVar(&opts.WriteTimeout, "write-timeout", opts.WriteTimeout, "a client stream, transformer connection or hpull transformer's fetch of its object that does not take one of the agent's writes for this long is closed; the object fails")
 	fs.DurationVar(&opts.PingInterval, "ping-interval", opts.PingInterval, "how often client streams are pinged")

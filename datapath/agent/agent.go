@@ -172,6 +172,7 @@ func New(opts Options) (*Agent, error) {
 		stats:   recorder{node: opts.Node},
 		limits:  newNodeLimits(opts),
 	}
+	a.stats.forget = a.metrics.forget
 	a.objects = &objectStore{root: root, node: opts.Node, bounds: storeBounds{
 		node: opts.Node, maxSize: opts.MaxObjectSize, minFree: opts.MinFreeBytes,
 		quota: opts.NamespaceQuota, quotaOf: opts.NamespaceQuotaOf, freeBytes: statfsFree(root.Name()),
@@ -195,7 +196,7 @@ func New(opts Options) (*Agent, error) {
 	a.inflight.writeTimeout = opts.WriteTimeout
 	a.panics = &panics.Reporter{Log: a.log, Count: a.metrics.panics}
 	a.runs = noderun.New(noderun.Config{
-		Node: opts.Node, Root: root, Transformers: runTransformers{a},
+		Node: opts.Node, Root: root, Transformers: runTransformers{a}, Results: a.objects,
 		MaxRuns: opts.MaxOfflineRuns, MaxWorkers: opts.MaxOfflineWorkers, Panics: a.panics, Log: a.log,
 	})
 	a.ws = wsPools{size: opts.WSConns, writeTimeout: opts.WriteTimeout, panics: a.panics}

@@ -14,7 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/durable"
+	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
 // TestObjectPutFullDisk fills a real file system, a 2 MiB tmpfs, through the
@@ -198,4 +200,43 @@ func pattern(seed, n int) []byte {
 		b[i] = byte(seed*31 + i*7 + i>>11)
 	}
 	return b
+}
+
+// TestNodeRunFullDisk: a run's results on a real file system, a 1 MiB tmpfs
+// with --min-free-bytes 0, are bounded by its free space as PUTs are: the
+// results that do not fit fail with 507 saying what to do, and leave
+// neither a temporary file nor a partial result.
+func TestNodeRunFullDisk(t *testing.T) {
+	e := newEnv(t, func(o *Options) {
+		o.DataRoot = mountTmpfs(t, "size=1m")
+		o.MinFreeBytes = 0
+	})
+	// No fqn root: the transformer would hold the tmpfs open past the test.
+	e.addServer("t", etlv1alpha1.CommHPush, "", transformertest.NewServer(t, double))
+	const size = 192 << 10
+	for i, name := range []string{"raw/a", "raw/b", "raw/c"} {
+		e.writeObject(name, pattern(i, size))
+	}
+	spec := prefixRun("t", 1)
+	spec.ContinueOnError = true
+	s := e.runToEnd("r1", spec)
+	if s.DoneObjects != 1 || s.FailedObjects != 2 {
+		t.Fatalf("status %s %q, %+v; want 1 result of %d bytes stored and 2 refused", s.Phase, s.Message, s.RunCounts, 2*size)
+	}
+	for _, oe := range s.Errors {
+		if oe.StatusCode != http.StatusInsufficientStorage || !strings.Contains(oe.Message, "--min-free-bytes") || !strings.Contains(oe.Message, "another node") {
+			t.Errorf("%s failed with %d %q, want 507 naming --min-free-bytes", oe.Object, oe.StatusCode, oe.Message)
+		}
+	}
+	if got, _ := e.readObject("out/a"); got != string(append(pattern(0, size), pattern(0, size)...)) {
+		t.Errorf("out/a holds %d bytes, want the first result whole", len(got))
+	}
+	for _, name := range []string{"out/b", "out/c"} {
+		if e.exists(name) {
+			t.Errorf("%s exists on a full disk", name)
+		}
+	}
+	if left := e.leftovers(); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
 }

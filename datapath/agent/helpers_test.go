@@ -154,7 +154,11 @@ func newEnv(t testing.TB, configure ...func(*Options)) *env {
 // transformer sees the agent's data root as its fqn root, as a pod that
 // mounts it at the same path does.
 func (e *env) addTransform(name string, comm etlv1alpha1.Communication, arg etlv1alpha1.Argument, fn transformer.Func) *transformertest.Server {
-	s := transformertest.NewServer(e.t, fn, transformer.WithFQNRoot(e.root))
+	return e.addServer(name, comm, arg, transformertest.NewServer(e.t, fn, transformer.WithFQNRoot(e.root)))
+}
+
+// addServer makes s the transformer of the Transform default/name.
+func (e *env) addServer(name string, comm etlv1alpha1.Communication, arg etlv1alpha1.Argument, s *transformertest.Server) *transformertest.Server {
 	e.resolver.mu.Lock()
 	e.resolver.targets["default/"+name] = Target{
 		Namespace: "default", Name: name, Communication: comm, Argument: arg,

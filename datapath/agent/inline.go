@@ -50,11 +50,11 @@ func (a *Agent) serveTransform(w http.ResponseWriter, r *http.Request) {
 	}
 	// Until its answer ends, each holds goroutines, buffers and a
 	// transformer's connection.
-	if err := a.limits.inline.admit(); err != nil {
+	if err := a.limits.inline.Admit(p.namespace, 1); err != nil {
 		a.fail(w, p, err)
 		return
 	}
-	defer a.limits.inline.release()
+	defer a.limits.inline.Release(p.namespace, 1)
 	o := &objectRun{a: a, object: p.object, start: time.Now()}
 	ctx, cancel := context.WithTimeout(r.Context(), objectTimeoutOf(targets))
 	defer cancel()

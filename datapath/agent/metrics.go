@@ -90,3 +90,20 @@ func (m *metrics) observe(transform, communication string, bytesIn, bytesOut int
 		m.errors.WithLabelValues(transform, communication, strconv.Itoa(code)).Inc()
 	}
 }
+
+// forget drops every series of transform: the stats recorder forgot it
+// (recorder.forget), and the registry must not keep what it let go.
+func (m *metrics) forget(transform string) {
+	m.handles.Range(func(k, _ any) bool {
+		if k.(handleKey).transform == transform {
+			m.handles.Delete(k)
+		}
+		return true
+	})
+	match := prometheus.Labels{"transform": transform}
+	m.objects.DeletePartialMatch(match)
+	m.bytesIn.DeletePartialMatch(match)
+	m.bytesOut.DeletePartialMatch(match)
+	m.errors.DeletePartialMatch(match)
+	m.latency.DeletePartialMatch(match)
+}

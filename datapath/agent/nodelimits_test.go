@@ -107,13 +107,6 @@ func TestStreamsCap(t *testing.T) {
 	}
 }
 
-// heldOf is what c holds now.
-func heldOf(c *nodeCap) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.held
-}
-
 // TestInlineRequestsCap: with the node's inline requests all held by a slow
 // transformer, one more is refused with 429 naming the flag, and once they
 // have been answered the next is served.
@@ -162,7 +155,7 @@ func TestInlineRequestsCap(t *testing.T) {
 			t.Errorf("a held request ended with %d, want 200", code)
 		}
 	}
-	waitUntil(t, func() bool { return heldOf(&e.agent.limits.inline) == 0 })
+	waitUntil(t, func() bool { return e.agent.limits.inline.Held() == 0 })
 	if a := e.do(http.MethodGet, url, nil); a.status != http.StatusOK || string(a.body) != "done" {
 		t.Errorf("request after the held ones ended: %d %s", a.status, a.body)
 	}

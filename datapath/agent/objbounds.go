@@ -19,9 +19,10 @@ import (
 // admins, not namespace editors) can set it.
 const QuotaAnnotation = "data.mlkube.io/quota-per-node"
 
-// storeBounds are the limits of a PUT: the object size, the free space the
-// data root keeps, and each namespace's bytes on the node. Each refusal names
-// its limit and how to change it.
+// storeBounds are the limits of every write into the data root, an object
+// API PUT or a run's result (objectStore.write): the object size, the free
+// space the data root keeps, and each namespace's bytes on the node. Each
+// refusal names its limit and how to change it.
 type storeBounds struct {
 	node string
 	// maxSize bounds an object; negative is none (--max-object-size).
@@ -43,13 +44,14 @@ type bound struct {
 	err error
 }
 
-// admit returns the tightest bound on the body of a PUT of ns, size bytes
-// (-1 when unknown), and the reservation that keeps the PUT within ns's
-// quota, holding size already when it is known; or refuses the PUT at once
-// when it cannot fit. replaced is the size of the object the PUT overwrites,
-// 0 when none (see reservation).
-func (b *storeBounds) admit(ns string, size, replaced int64) (bound, *reservation, error) {
-	tight, err := b.bound()
+// admit returns the tightest bound on the body of a write of ns (a PUT or a
+// run's result), size bytes (-1 when unknown), and the reservation that
+// keeps the write within ns's quota, holding size already when it is known;
+// or refuses the write at once when it cannot fit. replaced is the size of
+// the object the write overwrites, 0 when none (see reservation). advice is
+// what a refusal for want of free space suggests besides freeing some.
+func (b *storeBounds) admit(ns string, size, replaced int64, advice string) (bound, *reservation, error) {
+	tight, err := b.bound(advice)
 	if err != nil {
 		return bound{}, nil, err
 	}
@@ -69,7 +71,7 @@ func (b *storeBounds) admit(ns string, size, replaced int64) (bound, *reservatio
 // bound is the tighter of the object size limit and the free space. The
 // quota is no bound: the bytes it leaves change as other PUTs run, so a
 // PUT's reservation keeps it.
-func (b *storeBounds) bound() (bound, error) {
+func (b *storeBounds) bound(advice string) (bound, error) {
 	tight := bound{n: -1}
 	tighten := func(n int64, err error) {
 		if tight.n < 0 || n < tight.n {
@@ -85,23 +87,23 @@ func (b *storeBounds) bound() (bound, error) {
 		return bound{}, status.With(http.StatusInternalServerError, fmt.Errorf("free space of the data root: %w", err))
 	}
 	tighten(free-b.minFree, status.With(http.StatusInsufficientStorage, fmt.Errorf(
-		"node %s's data root has %d bytes free and keeps at least %d free (--min-free-bytes): the object does not fit; free space, or store it on another node with ?node=",
-		b.node, free, b.minFree)))
+		"node %s's data root has %d bytes free and keeps at least %d free (--min-free-bytes): the object does not fit; free space, or %s",
+		b.node, free, b.minFree, advice)))
 	return tight, nil
 }
 
 // full answers a write that found the data root full (ENOSPC, or EDQUOT
-// of a quota the file system keeps) 507, as admit refuses a PUT that does
-// not fit: the space admit saw was taken meanwhile, by concurrent PUTs or
+// of a quota the file system keeps) 507, as admit refuses a write that does
+// not fit: the space admit saw was taken meanwhile, by concurrent writes or
 // by other writers on the node. Other errors pass as they are.
-func (b *storeBounds) full(err error) error {
+func (b *storeBounds) full(err error, advice string) error {
 	errno, ok := errors.AsType[unix.Errno](err)
 	if !ok || (errno != unix.ENOSPC && errno != unix.EDQUOT) {
 		return err
 	}
 	return status.With(http.StatusInsufficientStorage, fmt.Errorf(
-		"node %s's data root is full (%w): the object was not stored; free space, or store it on another node with ?node=",
-		b.node, errno))
+		"node %s's data root is full (%w): the object was not stored; free space, or %s",
+		b.node, errno, advice))
 }
 
 // reserve returns a reservation of a PUT of ns over an object of replaced
@@ -235,17 +237,18 @@ func (u *usage) change(ns string, do func() (int64, error)) error {
 	return err
 }
 
-// reservation is what one PUT holds in its namespace's usage: the bytes its
-// object may add once it lands, held as soon as they are known (the whole
-// Content-Length at admission, else as the body arrives) and refused when
-// they would pass the quota with the namespace's objects and its other PUTs
-// in flight. The quota counts objects, not the copies being written: an
-// overwrite ends with its object in place of the one it replaces, so it
-// needs only what it adds over it (credit), while the free space it needs
-// is its whole size, as both are on disk until the rename. The landing
-// counts what the rename did replace, which a DELETE or another PUT of the
-// name may have changed since admission, and holds more if that needs more.
-// Only the PUT's goroutine uses a reservation.
+// reservation is what one write (a PUT, a run's result) holds in its
+// namespace's usage: the bytes its object may add once it lands, held as
+// soon as they are known (the whole Content-Length at admission, else as
+// the body arrives) and refused when they would pass the quota with the
+// namespace's objects and its other writes in flight. The quota counts
+// objects, not the copies being written: an overwrite ends with its object
+// in place of the one it replaces, so it needs only what it adds over it
+// (credit), while the free space it needs is its whole size, as both are on
+// disk until the rename. The landing counts what the rename did replace,
+// which a DELETE or another write of the name may have changed since
+// admission, and holds more if that needs more. Only the writer's
+// goroutine uses a reservation.
 type reservation struct {
 	node, ns string
 	sp       *space
@@ -275,7 +278,7 @@ func (r *reservation) holdLocked(n int64) error {
 	}
 	if !r.sp.grow(n-r.held, r.quota) {
 		return status.With(http.StatusInsufficientStorage, fmt.Errorf(
-			"namespace %s holds %d bytes on node %s, and its other PUTs in flight there may add up to %d; its quota there is %d bytes (--namespace-quota, or the Namespace annotation %s that a cluster admin sets): the object does not fit; delete objects or ask for a larger quota",
+			"namespace %s holds %d bytes on node %s, and its other writes in flight there (PUTs, runs' results) may add up to %d; its quota there is %d bytes (--namespace-quota, or the Namespace annotation %s that a cluster admin sets): the object does not fit; delete objects or ask for a larger quota",
 			r.ns, r.sp.stored, r.node, r.sp.reserved-r.held, r.quota, QuotaAnnotation))
 	}
 	r.held = n

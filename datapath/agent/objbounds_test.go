@@ -240,13 +240,13 @@ func replacesNothing() int64 { return 0 }
 // gives back all it held.
 func TestReservations(t *testing.T) {
 	b := testBounds(t, 100)
-	_, known, err := b.admit("ns", 60, 0)
+	_, known, err := b.admit("ns", 60, 0, putAdvice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = b.admit("ns", 41, 0)
+	_, _, err = b.admit("ns", 41, 0, putAdvice)
 	wantRefused(t, err)
-	_, unknown, err := b.admit("ns", -1, 0)
+	_, unknown, err := b.admit("ns", -1, 0, putAdvice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestReservations(t *testing.T) {
 	unknown.release() // its client went away
 	wantLedger(t, b, 60, 0)
 	failed := errors.New("rename failed")
-	_, r, _ := b.admit("ns", 10, 0)
+	_, r, _ := b.admit("ns", 10, 0, putAdvice)
 	if err := r.land(10, replacesNothing, func() error { return failed }); !errors.Is(err, failed) {
 		t.Errorf("a failed rename: %v", err)
 	}
@@ -277,12 +277,12 @@ func TestReservations(t *testing.T) {
 func TestReservationsOverwrite(t *testing.T) {
 	b := testBounds(t, 100)
 	for _, n := range []int64{60, 30} {
-		_, r, _ := b.admit("ns", n, 0)
+		_, r, _ := b.admit("ns", n, 0, putAdvice)
 		if err := r.land(n, replacesNothing, renameOK); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, over, err := b.admit("ns", 70, 60)
+	_, over, err := b.admit("ns", 70, 60, putAdvice)
 	if err != nil {
 		t.Fatalf("an overwrite that adds the 10 bytes left: %v", err)
 	}
@@ -290,7 +290,7 @@ func TestReservationsOverwrite(t *testing.T) {
 	if err := b.usage.change("ns", func() (int64, error) { return -60, nil }); err != nil {
 		t.Fatal(err)
 	}
-	_, other, err := b.admit("ns", 60, 0)
+	_, other, err := b.admit("ns", 60, 0, putAdvice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestReservationsOverwrite(t *testing.T) {
 	if err := other.land(60, replacesNothing, renameOK); err != nil {
 		t.Fatal(err)
 	}
-	_, shrink, _ := b.admit("ns", 20, 60)
+	_, shrink, _ := b.admit("ns", 20, 60, putAdvice)
 	if err := shrink.land(20, func() int64 { return 60 }, renameOK); err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestReservationsConcurrent(t *testing.T) {
 			if i%2 == 0 {
 				size = 16
 			}
-			_, r, err := b.admit("ns", size, 0)
+			_, r, err := b.admit("ns", size, 0, putAdvice)
 			if err == nil {
 				err = r.cover(16)
 			}

@@ -33,7 +33,7 @@ func TestFullDataRootIs507(t *testing.T) {
 		"bad object": {status.BadRequest(errors.New("bad name")), http.StatusBadRequest, "bad name"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := b.full(tc.err)
+			err := b.full(tc.err, putAdvice)
 			if got := status.Of(err); got != tc.wantCode || !strings.HasPrefix(status.Message(err), tc.wantMsg) {
 				t.Errorf("full(%v) = %d %q, want %d %q", tc.err, got, status.Message(err), tc.wantCode, tc.wantMsg)
 			}

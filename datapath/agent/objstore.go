@@ -49,38 +49,86 @@ func (s *objectStore) put(ns, object string, body io.Reader, size int64, want st
 	// a mount of it alone, and the data root itself (0750) keeps everyone
 	// else out.
 	if err := s.root.Mkdir(ns, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return wire.ObjectInfo{}, s.bounds.full(durable.StorageError(object, err))
+		return wire.ObjectInfo{}, s.bounds.full(durable.StorageError(object, err), putAdvice)
 	}
 	nsRoot, err := s.namespace(ns).Enter()
 	if err != nil {
 		return wire.ObjectInfo{}, err
 	}
 	defer nsRoot.Close()
-	limit, res, err := s.bounds.admit(ns, size, regularSize(nsRoot, object))
-	if err != nil {
-		return wire.ObjectInfo{}, err
-	}
-	// Whichever way the PUT ends, it gives back what it holds of the quota
-	// (nothing once it landed).
-	defer res.release()
 	sum := sha256.New()
-	r := &reservingBody{r: &limitedBody{r: io.TeeReader(body, sum), left: limit.n, err: limit.err}, res: res}
 	info := wire.ObjectInfo{Name: object, Node: s.node}
 	buf := bufpool.Objects.Get()
 	defer bufpool.Objects.Put(buf)
-	err = durable.Create(nsRoot, object, durable.TempName(object, putTag+randomHex()), r, *buf, durable.Hooks{
+	err = s.write(nsRoot, ns, object, durable.TempName(object, putTag+randomHex()), io.TeeReader(body, sum), size, *buf, putAdvice, durable.Hooks{
 		Written: func(f *os.File) error { return seal(f, sum, want, &info) },
-		Rename: func(rename func() error) error {
-			return res.land(info.Size, func() int64 { return regularSize(nsRoot, object) }, rename)
-		},
 	})
 	if err != nil {
-		return wire.ObjectInfo{}, s.bounds.full(err)
+		return wire.ObjectInfo{}, err
 	}
 	if err := durable.SyncDir(nsRoot, path.Dir(object)); err != nil {
 		return wire.ObjectInfo{}, durable.StorageError(object, err)
 	}
 	return info, nil
+}
+
+// putAdvice is what a PUT refused for want of space can do besides freeing
+// some.
+const putAdvice = "store it on another node with ?node="
+
+// Write writes a run's result (noderun.Results): through the same bounds as
+// a PUT, so that a run fills neither the node's disk nor more than its
+// namespace's quota.
+func (s *objectStore) Write(nsRoot *os.Root, ns, name, tmp string, r io.Reader, buf []byte, hooks durable.Hooks) error {
+	return s.write(nsRoot, ns, name, tmp, r, -1, buf, "or write the run's results on another node", hooks)
+}
+
+// Place puts a run's own file of size bytes, already on disk (its error
+// manifest, noderun.Results), in place by rename, held to ns's quota as a
+// PUT's object is when it lands.
+func (s *objectStore) Place(nsRoot *os.Root, ns, name string, size int64, rename func() error) error {
+	res, err := s.bounds.reserve(ns, regularSize(nsRoot, name))
+	if err != nil {
+		return err
+	}
+	defer res.release()
+	return res.land(size, func() int64 { return regularSize(nsRoot, name) }, rename)
+}
+
+// write is every write of an object of ns into the data root, whose
+// directory of ns nsRoot is: a PUT's body or a run's result, size bytes (-1
+// when unknown) through tmp (durable.Create with hooks, whose Rename it
+// sets). It is admitted within the store's bounds (the object size, the
+// free space, ns's quota), holds its bytes in ns's quota as they come,
+// lands them on rename, and gives them back when it fails: a refusal, a
+// full disk (507, advice says what else to do than free space) or any
+// other failure leaves no temporary file.
+func (s *objectStore) write(nsRoot *os.Root, ns, name, tmp string, body io.Reader, size int64, buf []byte, advice string, hooks durable.Hooks) error {
+	limit, res, err := s.bounds.admit(ns, size, regularSize(nsRoot, name), advice)
+	if err != nil {
+		return err
+	}
+	// Whichever way the write ends, it gives back what it holds of the
+	// quota (nothing once it landed).
+	defer res.release()
+	r := &reservingBody{r: &limitedBody{r: body, left: limit.n, err: limit.err}, res: res}
+	var written int64
+	check := hooks.Written
+	hooks.Written = func(f *os.File) error {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		written = fi.Size()
+		if check != nil {
+			return check(f)
+		}
+		return nil
+	}
+	hooks.Rename = func(rename func() error) error {
+		return res.land(written, func() int64 { return regularSize(nsRoot, name) }, rename)
+	}
+	return s.bounds.full(durable.Create(nsRoot, name, tmp, r, buf, hooks), advice)
 }
 
 // regularSize is the size of the object name of root, 0 when there is none.

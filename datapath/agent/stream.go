@@ -63,11 +63,11 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, p, status.BadRequest(fmt.Errorf("streams need a ws transform; %s uses %s", t.Key(), t.Communication)))
 		return
 	}
-	if err := a.limits.streams.admit(); err != nil {
+	if err := a.limits.streams.Admit(p.namespace, 1); err != nil {
 		a.fail(w, p, err)
 		return
 	}
-	defer a.limits.streams.release()
+	defer a.limits.streams.Release(p.namespace, 1)
 	conn, err := ws.Accept(w, r)
 	if err != nil {
 		return // Accept has answered

@@ -17,7 +17,7 @@ import (
 
 // streamsOpen is how many client streams the agent holds now.
 func (e *env) streamsOpen() int {
-	return heldOf(&e.agent.limits.streams)
+	return e.agent.limits.streams.Held()
 }
 
 // TestStreamIdleTimeout: a stream with nothing in flight and nothing sent

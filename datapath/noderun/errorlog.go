@@ -19,6 +19,8 @@ import (
 // manifest (wire.ErrorManifest) in the destination, in place at once.
 type errorLog struct {
 	root     *os.Root
+	ns       string
+	results  Results
 	tmp, dst string
 
 	mu  sync.Mutex
@@ -29,11 +31,11 @@ type errorLog struct {
 
 const errorLogFile = "errors.jsonl"
 
-// openErrorLog starts the error log of an attempt of run uid, whose journal
-// is in journalDir: the failures of an earlier attempt are redone, so their
-// records go.
-func openErrorLog(root *os.Root, journalDir, dst, uid string) (*errorLog, error) {
-	l := &errorLog{root: root, tmp: path.Join(journalDir, errorLogFile), dst: path.Join(dst, wire.ErrorManifest(uid))}
+// openErrorLog starts the error log of an attempt of run uid of namespace
+// ns, whose journal is in journalDir: the failures of an earlier attempt are
+// redone, so their records go.
+func openErrorLog(root *os.Root, ns string, results Results, journalDir, dst, uid string) (*errorLog, error) {
+	l := &errorLog{root: root, ns: ns, results: results, tmp: path.Join(journalDir, errorLogFile), dst: path.Join(dst, wire.ErrorManifest(uid))}
 	var err error
 	l.f, err = root.OpenFile(l.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	return l, err
@@ -51,6 +53,16 @@ func (l *errorLog) add(e etlv1alpha1.ObjectError) {
 	l.err = errors.Join(l.err, err)
 }
 
+// place renames the manifest into the destination, within the namespace's
+// quota on the node (Results.Place).
+func (l *errorLog) place() error {
+	fi, err := l.root.Stat(l.tmp)
+	if err != nil {
+		return err
+	}
+	return l.results.Place(l.root, l.ns, l.dst, fi.Size(), func() error { return l.root.Rename(l.tmp, l.dst) })
+}
+
 // finish puts the manifest in place when there were failures and reports
 // whether it did; a share without failures has no manifest.
 func (l *errorLog) finish() (bool, error) {
@@ -62,7 +74,7 @@ func (l *errorLog) finish() (bool, error) {
 	}
 	err = errors.Join(err, l.f.Close())
 	if err == nil && l.n > 0 {
-		if err = l.root.Rename(l.tmp, l.dst); err == nil {
+		if err = l.place(); err == nil {
 			err = durable.SyncDir(l.root, path.Dir(l.dst))
 		}
 	}
@@ -70,6 +82,9 @@ func (l *errorLog) finish() (bool, error) {
 		err = l.root.Remove(l.tmp)
 	}
 	if err != nil {
+		// A manifest refused (over the quota) or half written is not
+		// kept, even hidden: the next attempt starts its own.
+		_ = l.root.Remove(l.tmp)
 		return false, fmt.Errorf("writing the error manifest %s: %w", l.dst, err)
 	}
 	return l.n > 0, nil

@@ -31,9 +31,10 @@ import (
 // such an object is redone and its result replaced, while a result that
 // exists without it is someone else's and refused without overwrite.
 //
-// The journal holds the names of completed objects in memory, at most
-// etlv1alpha1.MaxRunObjects for list sources; prefix sources are bounded by
-// what a node stores, a set of names (about 100 bytes each) at 100k objects.
+// The journal holds in memory the names of the objects an earlier attempt
+// completed (read when it resumes), never the ones its own attempt
+// completes: at most etlv1alpha1.MaxRunObjects for list sources; for prefix
+// sources what the earlier attempts did of what the node stores.
 type journal struct {
 	// root is the namespace's directory; dir the journal's, in it.
 	root *os.Root
@@ -131,7 +132,8 @@ func journalLine(kind byte, object string) []byte {
 	return strconv.AppendQuote([]byte{kind, ' '}, object) // a fresh slice
 }
 
-// has reports whether object's result is durably in place.
+// has reports whether an earlier attempt put object's result durably in
+// place.
 func (j *journal) has(object string) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -198,9 +200,10 @@ func (j *journal) flushLocked() error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	for _, o := range j.pending {
-		j.done[o] = struct{}{}
-	}
+	// The objects done by this attempt are not added to done: the feed
+	// gives each object once an attempt (a walk, or wire.Objects.All),
+	// so only an earlier attempt's are asked about, and a run over a
+	// prefix of millions of objects holds none of their names.
 	j.pending = j.pending[:0]
 	clear(j.dirs)
 	return nil

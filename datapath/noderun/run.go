@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,7 +154,7 @@ func (r *Run) openFiles() error {
 			return durable.StorageError(dst, fmt.Errorf("sweeping the temporary files of an earlier attempt: %w", err))
 		}
 	}
-	if r.errs, err = openErrorLog(r.root, dir, dst, uid); err != nil {
+	if r.errs, err = openErrorLog(r.root, r.key.Namespace, r.rs.cfg.Results, dir, dst, uid); err != nil {
 		return durable.StorageError(dir, err)
 	}
 	return nil
@@ -299,10 +300,12 @@ func (r *Run) transform(it item, buf []byte) error {
 	return r.pipeline.Transform(r.ctx, it.object, r.plan.spec.Args, func(result io.Reader) error { return r.write(it, result, buf) })
 }
 
-// write puts result in place as it.result, durably, and journals it.
+// write puts result in place as it.result, durably and within the
+// namespace's bounds on the node (Config.Results), and journals it.
 func (r *Run) write(it item, result io.Reader, buf []byte) error {
 	tmp := durable.TempName(it.result, r.plan.spec.UID)
-	if err := durable.Create(r.root, it.result, tmp, result, buf, durable.Hooks{BeforeRename: func() error { return r.journal.intend(it.object) }}); err != nil {
+	hooks := durable.Hooks{BeforeRename: func() error { return r.journal.intend(it.object) }}
+	if err := r.rs.cfg.Results.Write(r.root, r.key.Namespace, it.result, tmp, result, buf, hooks); err != nil {
 		return err
 	}
 	if err := r.journal.complete(it.object, path.Dir(it.result)); err != nil {
@@ -361,7 +364,9 @@ func (r *Run) finish(feedErr error) {
 		if phase == etlv1alpha1.RunSuspended {
 			r.errs.abandon()
 		} else if wrote, err := r.errs.finish(); err != nil {
-			phase, message = etlv1alpha1.RunFailed, err.Error()
+			// What failed before stays said: the manifest would have
+			// listed it.
+			phase, message = etlv1alpha1.RunFailed, strings.TrimPrefix(message+"; "+status.Message(err), "; ")
 		} else if wrote {
 			message += "; every failed object is listed in " + wire.ErrorManifest(r.plan.spec.UID)
 		}
@@ -382,7 +387,7 @@ func (r *Run) end(phase etlv1alpha1.RunPhase, message string) {
 	// source's names.
 	r.plan.dropSource()
 	r.cancel()
-	r.rs.limits.release(r.plan.spec.Workers)
+	r.rs.limits.release(r.key.Namespace, r.plan.spec.Workers)
 	close(r.done)
 }
 

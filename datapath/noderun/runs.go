@@ -10,7 +10,9 @@ import (
 	"sync"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/datapath/internal/fairshare"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/internal/durable"
 	"github.com/mlkube/mlkube/internal/status"
 )
 
@@ -38,6 +40,24 @@ type Pipeline interface {
 	Transform(ctx context.Context, object, args string, write func(result io.Reader) error) error
 }
 
+// Results writes a run's results into its namespace's data. The agent's
+// object store implements it, so that results are held to the bounds of
+// the object API's PUTs: the namespace's quota on the node, the node's free
+// space and the object size limit.
+type Results interface {
+	// Write writes what r yields as the object name of namespace ns, whose
+	// directory root is, through the temporary name tmp (durable.Create,
+	// with hooks, whose Rename is the store's own), within the store's
+	// bounds. A refusal carries its status (507, 413) and names its limit;
+	// a failed write leaves no temporary file.
+	Write(root *os.Root, ns, name, tmp string, r io.Reader, buf []byte, hooks durable.Hooks) error
+	// Place runs rename, which puts a file of the run's own of size bytes
+	// (its error manifest, written in its hidden journal directory) in
+	// place as name of ns, within ns's quota on the node, and counts it
+	// there; past the quota it refuses with 507 and does not rename.
+	Place(root *os.Root, ns, name string, size int64, rename func() error) error
+}
+
 // Config configures a node's Runs.
 type Config struct {
 	// Node is the node the runs are on, reported in their status.
@@ -45,6 +65,8 @@ type Config struct {
 	// Root is the node's data directory (package dataroot).
 	Root         *os.Root
 	Transformers Transformers
+	// Results writes the runs' results; required.
+	Results Results
 	// MaxRuns bounds the runs going on at once on the node, and MaxWorkers
 	// their workers together; a run past either is refused with 429.
 	MaxRuns, MaxWorkers int
@@ -72,7 +94,7 @@ type Runs struct {
 
 // New returns the runs of a node, none yet.
 func New(cfg Config) *Runs {
-	return &Runs{cfg: cfg, limits: limits{maxRuns: cfg.MaxRuns, maxWorkers: cfg.MaxWorkers}, runs: map[Key]*Run{}}
+	return &Runs{cfg: cfg, limits: newLimits(cfg), runs: map[Key]*Run{}}
 }
 
 // Get returns the latest attempt of run k, or nil when the node holds none.
@@ -131,12 +153,12 @@ func (rs *Runs) Start(ctx context.Context, key Key, plan Plan) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := rs.limits.admit(plan.spec.Workers); err != nil {
+	if err := rs.limits.admit(key.Namespace, plan.spec.Workers); err != nil {
 		return nil, err
 	}
 	run, err := rs.newRun(key, plan, pipeline)
 	if err != nil {
-		rs.limits.release(plan.spec.Workers)
+		rs.limits.release(key.Namespace, plan.spec.Workers)
 		return nil, err
 	}
 	rs.put(run)
@@ -164,35 +186,33 @@ func (rs *Runs) Close() {
 
 // limits are the node-wide caps on offline runs: each run holds goroutines,
 // buffers and transformer connections, so without a cap a few runs could
-// take the whole node.
+// take the whole node. Both are shared fairly among the namespaces that
+// want them (package fairshare).
 type limits struct {
-	maxRuns, maxWorkers int
-
-	mu            sync.Mutex
-	runs, workers int
+	runs, workers *fairshare.Cap
 }
 
-// admit takes a run's share (one run, its workers), or fails with 429;
-// release gives it back.
-func (l *limits) admit(workers int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.runs >= l.maxRuns:
-		return status.TooMany("concurrent offline runs", l.maxRuns, "--max-offline-runs")
-	case l.workers+workers > l.maxWorkers:
-		return status.With(http.StatusTooManyRequests, fmt.Errorf(
-			"%d more offline workers would exceed this node's limit of %d (--max-offline-workers; %d in use); retry later or ask for fewer workers",
-			workers, l.maxWorkers, l.workers))
+func newLimits(cfg Config) limits {
+	return limits{
+		runs:    &fairshare.Cap{What: "concurrent offline runs", Flag: "--max-offline-runs", Max: cfg.MaxRuns},
+		workers: &fairshare.Cap{What: "offline workers", Flag: "--max-offline-workers", Hint: "ask for fewer workers", Max: cfg.MaxWorkers},
 	}
-	l.runs++
-	l.workers += workers
+}
+
+// admit takes a run's share of namespace ns (one run, its workers), or
+// fails with 429; release gives it back.
+func (l limits) admit(ns string, workers int) error {
+	if err := l.runs.Admit(ns, 1); err != nil {
+		return err
+	}
+	if err := l.workers.Admit(ns, workers); err != nil {
+		l.runs.Release(ns, 1)
+		return err
+	}
 	return nil
 }
 
-func (l *limits) release(workers int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.runs--
-	l.workers -= workers
+func (l limits) release(ns string, workers int) {
+	l.runs.Release(ns, 1)
+	l.workers.Release(ns, workers)
 }

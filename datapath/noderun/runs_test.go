@@ -18,6 +18,7 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/internal/durable"
 	"github.com/mlkube/mlkube/internal/status"
 )
 
@@ -49,6 +50,15 @@ func (p upperPipeline) Transform(_ context.Context, object, _ string, write func
 	return write(bytes.NewReader(bytes.ToUpper(b)))
 }
 
+// unbounded writes results as the agent does, without its bounds.
+type unbounded struct{}
+
+func (unbounded) Write(root *os.Root, _, name, tmp string, r io.Reader, buf []byte, hooks durable.Hooks) error {
+	return durable.Create(root, name, tmp, r, buf, hooks)
+}
+
+func (unbounded) Place(_ *os.Root, _, _ string, _ int64, rename func() error) error { return rename() }
+
 // newRuns returns the runs of a node whose namespace default holds files (name → content).
 func newRuns(t *testing.T, files map[string]string) (*Runs, string) {
 	base := t.TempDir()
@@ -66,7 +76,7 @@ func newRuns(t *testing.T, files map[string]string) (*Runs, string) {
 		t.Fatal(err)
 	}
 	rs := New(Config{
-		Node: "node-a", Root: root, Transformers: upper{base}, MaxRuns: 1, MaxWorkers: 4,
+		Node: "node-a", Root: root, Transformers: upper{base}, Results: unbounded{}, MaxRuns: 1, MaxWorkers: 4,
 		Panics: &panics.Reporter{Log: slog.New(slog.DiscardHandler), Count: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "panics"}, []string{"goroutine"})},
 		Log:    slog.New(slog.DiscardHandler),
 	})

@@ -28,12 +28,6 @@ func BadRequest(err error) error { return With(http.StatusBadRequest, err) }
 // NotFound is err answered 404.
 func NotFound(err error) error { return With(http.StatusNotFound, err) }
 
-// TooMany answers a request past a node-wide cap with 429.
-func TooMany(what string, limit int, option string) error {
-	return With(http.StatusTooManyRequests, fmt.Errorf(
-		"this node already holds %d %s, its limit (%s); retry later", limit, what, option))
-}
-
 // Code returns the status err carries; a deadline is the object timeout,
 // 504. It reports false for an error that carries none.
 func Code(err error) (int, bool) {
