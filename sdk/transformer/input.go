@@ -1,7 +1,7 @@
 package transformer
 
 import (
-		"errors"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"

@@ -38,7 +38,7 @@ func defaultOptions() options {
 		client: &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
-		log:     slog.Default(),
+		log: slog.Default(),
 		// Below Kubernetes' default 30 s termination grace period, so that the
 		// process exits on its own before it is killed.
 		shutdownTimeout: 25 * time.Second,
