@@ -30,9 +30,9 @@ import (
 	"github.com/mlkube/mlkube/controller/certs"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
 	"github.com/mlkube/mlkube/controller/mxjob"
-	"github.com/mlkube/mlkube/internal/tokenkeys"
 	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/controller/transformrun"
+	"github.com/mlkube/mlkube/internal/tokenkeys"
 	mlkubewebhook "github.com/mlkube/mlkube/webhook"
 )
 

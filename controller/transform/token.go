@@ -74,4 +74,3 @@ func mountToken(pod *corev1.Pod, t *v1alpha1.Transform, keyID string) {
 	}
 	pod.Annotations[v1alpha1.AnnotationTokenKey] = keyID
 }
-
