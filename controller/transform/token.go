@@ -39,8 +39,8 @@ func tokenSecretName(t *v1alpha1.Transform, keyID string) string {
 }
 
 // applyTokenSecret writes t's token under keyID, whatever a Secret of that name held before: a
-// tenant who created one first with other data does not choose the token its transformer expects
-// (force, and the whole data map is the controller's).
+// tenant who created one first does not choose the token its transformer expects (force takes the
+// token field over; other keys a tenant added stay, and the transformer reads none of them).
 func applyTokenSecret(ctx context.Context, c client.Client, t *v1alpha1.Transform, keyID string, key []byte) error {
 	token := transformertoken.Derive(keyID, key, t.Namespace, t.Name, t.UID)
 	owner := controlledByTransform(t)[0]
