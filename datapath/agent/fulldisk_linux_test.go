@@ -176,11 +176,23 @@ func mountTmpfs(t *testing.T, options string) string {
 	}
 	t.Cleanup(func() {
 		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmounting the tmpfs: %v (a file left open?)", err)
+			t.Errorf("unmounting the tmpfs: %v (files open under it: %v)", err, openUnder(dir))
 			_ = unix.Unmount(dir, unix.MNT_DETACH)
 		}
 	})
 	return dir
+}
+
+// openUnder lists the files under dir this process holds open.
+func openUnder(dir string) []string {
+	var open []string
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, dir+"/") {
+			open = append(open, target)
+		}
+	}
+	return open
 }
 
 // freeBytes is what statfs says is free on the file system of dir.

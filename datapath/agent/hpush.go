@@ -43,8 +43,39 @@ func (h hpush) transform(ctx context.Context, t Target, in input, exceeded *atom
 		if err := readWhole(req, body, size); err != nil {
 			return nil, 0, err
 		}
+	} else if in.local {
+		return roundTripHoldingFile(h.a, req, t, body)
 	}
 	return h.a.roundTrip(req, t)
+}
+
+// roundTripHoldingFile sends the object's file as req's body and closes
+// the file when the answer is closed, or at once when there is none. The
+// transport closes a request body in a goroutine of its own, possibly after
+// the answer ended; the agent keeps no file of a namespace open past the
+// object.
+func roundTripHoldingFile(a *Agent, req *http.Request, t Target, file io.ReadCloser) (io.ReadCloser, int64, error) {
+	g := &guardedBody{r: file, c: file}
+	req.Body = io.NopCloser(g)
+	answer, n, err := a.roundTrip(req, t)
+	if err != nil {
+		g.Close()
+		return nil, 0, err
+	}
+	return answerClosing{answer, g}, n, nil
+}
+
+// answerClosing is a transformer's answer that also closes the request
+// body when it is closed.
+type answerClosing struct {
+	io.ReadCloser
+	body io.Closer
+}
+
+func (a answerClosing) Close() error {
+	err := a.ReadCloser.Close()
+	a.body.Close()
+	return err
 }
 
 // wholeBodySize is the largest streamed body that hpush reads whole before
