@@ -45,6 +45,7 @@ manifests: ## CRDs, RBAC and webhook configurations from markers, then manifests
 		output:rbac:artifacts:config=manifests/rbac \
 		output:webhook:artifacts:config=manifests/webhook
 	$(CONTROLLER_GEN) rbac:roleName=node-agent paths=./datapath/... output:rbac:artifacts:config=manifests/agent
+	$(CONTROLLER_GEN) rbac:roleName=mlkube-manager-transformer-keys paths=./internal/tokenkeys/... output:rbac:artifacts:config=manifests/agent/manager-keys
 	hack/release/render-install.sh
 	hack/release/render-chart.sh
 

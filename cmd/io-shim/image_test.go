@@ -57,10 +57,13 @@ func TestImage(t *testing.T) {
 
 	// The transformer container: the volume holds the shim, the image the user's command.
 	command := wire.IOShimCommand("sh", "-c", `[ "$MLKUBE_ARGS" = fail ] && { echo bad >&2; exit 4; }; tr a-z A-Z`)
-	url := runtimetest.Serve(t, exec.Command(installed, command[1:]...))
+	shim := exec.Command(installed, command[1:]...)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	_, client := runtimetest.Token(t, shim, tokenFile, tokenFile)
+	url := runtimetest.Serve(t, shim)
 	put := func(args, body string) (string, error) {
 		var out bytes.Buffer
-		err := transformertest.DoHTTP(t.Context(), http.DefaultClient, http.MethodPut,
+		err := transformertest.DoHTTP(t.Context(), client, http.MethodPut,
 			wire.ObjectURL(url, "a/b", wire.Query{Args: args}), strings.NewReader(body), &out)
 		return out.String(), err
 	}

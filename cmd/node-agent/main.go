@@ -33,6 +33,7 @@ import (
 	"github.com/mlkube/mlkube/datapath/agent"
 	"github.com/mlkube/mlkube/internal/access"
 	"github.com/mlkube/mlkube/internal/egress"
+	"github.com/mlkube/mlkube/internal/transformertoken"
 	"github.com/mlkube/mlkube/internal/version"
 )
 
@@ -65,6 +66,9 @@ func main() {
 
 // serving is where the agent listens, how it reviews callers' tokens, and where it serves
 // profiles; version asks for the version instead.
+// TransformerKeyDir is where the DaemonSet mounts the Secret transformertoken.SecretName.
+const TransformerKeyDir = "/var/run/secrets/mlkube.io/transformer-keys"
+
 type serving struct {
 	listen, pprof string
 	review        access.Options
@@ -72,6 +76,8 @@ type serving struct {
 	// prepare asks to give the data root to uid:gid and exit (prepare.go).
 	prepare  bool
 	uid, gid int
+	// keyDir holds the cluster keys the transformers' credentials are derived with.
+	keyDir string
 }
 
 // parseFlags reads the agent's flags from args and its environment through
@@ -98,6 +104,8 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 		"bytes each namespace may store on this node through the object API and its TransformRuns' results; 0 is no limit. A Namespace's annotation "+agent.QuotaAnnotation+" overrides it")
 	fs.StringVar(&opts.PeerTokenFile, "peer-token-file", opts.PeerTokenFile, "the agent's own data path token, sent to the agents it forwards object requests to")
 	fs.StringVar(&opts.PeerServiceAccount, "peer-service-account", opts.PeerServiceAccount, "the user whose token a forwarded object request must carry: the agents' ServiceAccount")
+	fs.StringVar(&srv.keyDir, "transformer-key-dir", TransformerKeyDir,
+		"the Secret "+transformertoken.SecretName+"'s volume: the keys the credential presented to each transformer is derived with; read again when it changes")
 	fs.BoolVar(&srv.prepare, "prepare-data-root", false,
 		"give the data root to --data-root-uid:--data-root-gid with mode 0750 and exit (the DaemonSet's init container, as root)")
 	fs.IntVar(&srv.uid, "data-root-uid", 65532, "with --prepare-data-root: the agent's user")
@@ -251,7 +259,7 @@ func run(s serving, opts agent.Options) error {
 	if !transforms.WaitForCacheSync(ctx) {
 		return errors.New("transform cache did not sync")
 	}
-	opts.Resolver = agent.CacheResolver{Reader: transforms, Node: opts.Node}
+	opts.Resolver = agent.CacheResolver{Reader: transforms, Node: opts.Node, Keys: transformertoken.NewKeys(s.keyDir)}
 	opts.Peers = agent.EndpointSlicePeers{Reader: transforms}
 	opts.NamespaceQuotaOf = agent.NamespaceQuotas(ctx, transforms)
 	a, err := agent.New(opts)

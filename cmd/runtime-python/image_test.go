@@ -46,9 +46,11 @@ func TestImage(t *testing.T) {
 def transform(data):
     return json.dumps({"md5": hashlib.md5(data).hexdigest(), "zlen": len(zlib.compress(data))}).encode()
 `
-		url := runtimetest.Serve(t, entrypoint(rootfs, cf, python.EnvSource+"="+src))
+		cmd := entrypoint(rootfs, cf, python.EnvSource+"="+src)
+		_, client := runtimetest.Token(t, cmd, filepath.Join(rootfs, "token"), "/token")
+		url := runtimetest.Serve(t, cmd)
 		var got bytes.Buffer
-		err := transformertest.DoHTTP(t.Context(), http.DefaultClient, http.MethodPut,
+		err := transformertest.DoHTTP(t.Context(), client, http.MethodPut,
 			wire.ObjectURL(url, "dir/object", wire.Query{}), strings.NewReader("hello"), &got)
 		want := `{"md5": "5d41402abc4b2a76b9719d911017c592", "zlen": 13}`
 		if err != nil || got.String() != want {

@@ -64,6 +64,10 @@ func startManager(ctx context.Context, env *envtest.Environment) error {
 	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: opts.CertSecret, Namespace: opts.Namespace}}); err != nil {
 		return err
 	}
+	// The agents' namespace, where the manager keeps the transformer token keys.
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.AgentNamespace}}); err != nil {
+		return err
+	}
 	probePort, err := freePort()
 	if err != nil {
 		return err

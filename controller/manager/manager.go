@@ -32,6 +32,7 @@ import (
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/controller/transformrun"
+	"github.com/mlkube/mlkube/internal/tokenkeys"
 	mlkubewebhook "github.com/mlkube/mlkube/webhook"
 )
 
@@ -222,9 +223,14 @@ func setupControllers(mgr ctrl.Manager, opts Options) error {
 		token = agentclient.NewTokenFile(opts.DatapathTokenFile)
 	}
 	stats.Token = token
+	// The key Secret is read by name through the API reader: the manager caches no Secrets.
+	keys := &tokenkeys.Source{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Namespace: opts.AgentNamespace}
+	if err := mgr.Add(keys); err != nil {
+		return err
+	}
 	if err := (&transform.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transform-controller"), Stats: stats,
-		Images: opts.PodImages,
+		Images: opts.PodImages, Keys: keys,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Transform controller: %w", err)
 	}

@@ -61,6 +61,9 @@ var owners = []schema.GroupVersionKind{
 	v1alpha1.GroupVersion.WithKind("Transform"),
 }
 
+// maxTokenKey bounds the token key annotation kept: status.nodes[].tokenKey's maxLength.
+const maxTokenKey = 16
+
 // slimPod is the cache transform of pods: see the comment above.
 func slimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
@@ -74,6 +77,14 @@ func slimPod(obj any) (any, error) {
 	}
 	if node := pod.Annotations[v1alpha1.LabelNode]; node != "" && len(node) <= maxName {
 		out.Annotations = map[string]string{v1alpha1.LabelNode: node}
+	}
+	// The key of the transformer's credential, which the status passes to the node agent; a key
+	// ID is a few characters (k<N>).
+	if key := pod.Annotations[v1alpha1.AnnotationTokenKey]; key != "" && len(key) <= maxTokenKey {
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[v1alpha1.AnnotationTokenKey] = key
 	}
 	out.Spec.NodeName = pod.Spec.NodeName
 	out.Spec.RestartPolicy = pod.Spec.RestartPolicy

@@ -88,7 +88,7 @@ func fatPod(owner metav1.OwnerReference) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "j-worker-0", Namespace: "ns", UID: "pod-uid", ResourceVersion: "7", CreationTimestamp: created,
 			DeletionTimestamp: &finished, Labels: lbls, OwnerReferences: refs, Finalizers: []string{mib},
-			Annotations:   map[string]string{v1alpha1.LabelNode: "node-1", "big": mib},
+			Annotations:   map[string]string{v1alpha1.LabelNode: "node-1", v1alpha1.AnnotationTokenKey: "k1", "big": mib},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: mib}},
 		},
 		Spec: corev1.PodSpec{
@@ -132,7 +132,7 @@ func TestCachedPodIsSlim(t *testing.T) {
 						labels.ManagedBy: labels.ManagedByValue, v1beta1.LabelJobName: "j", v1beta1.LabelReplicaType: "worker",
 						v1beta1.LabelReplicaIndex: "0", v1alpha1.LabelName: "t",
 					},
-					Annotations: map[string]string{v1alpha1.LabelNode: "node-1"},
+					Annotations: map[string]string{v1alpha1.LabelNode: "node-1", v1alpha1.AnnotationTokenKey: "k1"},
 				},
 				Spec: corev1.PodSpec{
 					NodeName: "node-1", RestartPolicy: corev1.RestartPolicyNever,

@@ -72,6 +72,7 @@ func computePlan(t *v1alpha1.Transform, nodes []corev1.Node, pods []corev1.Pod, 
 			continue
 		}
 		ns.Pod, ns.IP, ns.Port = pod.Name, pod.Status.PodIP, podspec.ContainerPort(&pod.Spec.Containers[0])
+		ns.TokenKey = pod.Annotations[v1alpha1.AnnotationTokenKey]
 		ns.Ready = podReady(pod)
 		if ns.Ready {
 			ready++

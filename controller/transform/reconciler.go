@@ -37,6 +37,8 @@ type Reconciler struct {
 	Stats *Collector
 	// Images are the io shim's and the code runtimes' images; unset means wire.DefaultPodImages.
 	Images wire.PodImages
+	// Keys give the current cluster key, which new transformer pods get their credential from.
+	Keys KeySource
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -47,6 +49,9 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Stats == nil {
 		return errors.New("the Transform controller needs Stats: it locates the node agents, the only peers of transformer pods")
+	}
+	if r.Keys == nil {
+		return errors.New("the Transform controller needs Keys: transformers answer only requests with the credential derived from them")
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -105,8 +110,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	policy := buildNetworkPolicy(&t, r.Stats.Namespace, r.Stats.Selector)
 	err = owned.Ensure(ctx, o, policy, restoreNetworkPolicy)
 	errs := []error{err}
-	if err == nil {
-		errs = append(errs, owned.Create(ctx, o, p.createOn, podCreation(&t, r.Images)))
+	if err == nil && len(p.createOn) > 0 {
+		errs = append(errs, r.createPods(ctx, o, &t, p.createOn))
 	}
 	if !equality.Semantic.DeepEqual(t.Status, p.status) {
 		oldStage := t.Status.Stage
@@ -123,10 +128,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: p.requeueAfter}, errors.Join(errs...)
 }
 
-// podCreation makes the transformer pod of a node.
-func podCreation(t *v1alpha1.Transform, images wire.PodImages) func(node string) owned.Creation {
+// createPods creates the transformer pods of nodes, after the token Secret they mount: a pod
+// never starts without its credential, and the Secret is written again before every creation, so
+// a Secret deleted or altered since is restored.
+func (r *Reconciler) createPods(ctx context.Context, o owned.Owner, t *v1alpha1.Transform, nodes []string) error {
+	keyID, key, err := r.Keys.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("transformer credential: %w", err)
+	}
+	if err := applyTokenSecret(ctx, r.Client, t, keyID, key); err != nil {
+		return err
+	}
+	return owned.Create(ctx, o, nodes, podCreation(t, r.Images, keyID))
+}
+
+// podCreation makes the transformer pod of a node, with the credential of key keyID.
+func podCreation(t *v1alpha1.Transform, images wire.PodImages, keyID string) func(node string) owned.Creation {
 	return func(node string) owned.Creation {
 		pod := podspec.Build(t, node, images)
+		mountToken(pod, t, keyID)
 		return owned.Creation{Object: pod,
 			Created:  fmt.Sprintf("created transformer pod %s on node %s", pod.Name, node),
 			Creating: "creating transformer pod on node " + node}

@@ -278,7 +278,7 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveObjects(w, r)
 	case strings.HasPrefix(path, wire.NodeRunsPath):
 		a.serveNodeRuns(w, r)
-	case strings.HasPrefix(path, PathInflight):
+	case strings.HasPrefix(path, wire.PathInflight):
 		// A transformer's fetch carries no token: the unguessable, one-time
 		// id is its capability (see inflight).
 		a.inflight.serve(w, r)

@@ -204,7 +204,7 @@ func TestInflightOnlyForItsTransformer(t *testing.T) {
 	id, _, remove := f.add(context.Background(), strings.NewReader("bytes"), 5, Target{URL: "http://10.1.2.3:8000"})
 	defer remove()
 	get := func(from string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest("GET", PathInflight+id, nil)
+		r := httptest.NewRequest("GET", wire.PathInflight+id, nil)
 		r.RemoteAddr = from
 		w := httptest.NewRecorder()
 		f.serve(w, r)

@@ -218,15 +218,20 @@ func fileServer(b *testing.B, data []byte) string {
 	return ts.URL
 }
 
-// addTarget adds the Transform default/name served at url.
+// addTarget adds the Transform default/name served at url. The agent sends a
+// credential as in a cluster, so that its cost is measured; the bare servers
+// behind url do not check it.
 func (e *env) addTarget(name string, comm etlv1alpha1.Communication, url string) {
 	e.resolver.mu.Lock()
 	defer e.resolver.mu.Unlock()
 	e.resolver.targets["default/"+name] = Target{
 		Namespace: "default", Name: name, Communication: comm,
-		ObjectTimeout: 10 * time.Second, URL: url,
+		ObjectTimeout: 10 * time.Second, URL: url, Token: benchToken,
 	}
 }
+
+// benchToken has the length of a derived token: a key ID, a dot and 43 characters.
+const benchToken = "k1.0123456789012345678901234567890123456789012"
 
 // tcpRelay forwards every connection to backend (loadgen.Relay) and returns
 // its URL.

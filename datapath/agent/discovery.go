@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -9,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/transformertoken"
 )
 
 // The agent reads Transforms and nothing else; the controller pulls the
@@ -21,6 +24,9 @@ type CacheResolver struct {
 	Reader client.Reader
 	// Node is this agent's node: the one whose transformer it uses.
 	Node string
+	// Keys derive the transformers' credentials (--transformer-key-dir); nil reaches only
+	// transformers created without one.
+	Keys *transformertoken.Keys
 }
 
 var _ Resolver = CacheResolver{}
@@ -35,7 +41,36 @@ func (r CacheResolver) Lookup(ctx context.Context, namespace, name string) (Targ
 	if err != nil {
 		return Target{}, fmt.Errorf("transform %s/%s: %w", namespace, name, err)
 	}
-	return TargetOf(&t, r.Node)
+	target, err := TargetOf(&t, r.Node)
+	if err != nil {
+		return Target{}, err
+	}
+	return withToken(target, r.Keys)
+}
+
+// withToken derives the Transform's credential for its transformer. It is derived for the
+// Transform the request names, never taken from the transformer's address: a status pointed at
+// another Transform's transformer carries this Transform's token there, which that transformer
+// refuses. A key the agent lacks leaves the Transform not running on this node, saying which
+// key and where it comes from.
+func withToken(t Target, keys *transformertoken.Keys) (Target, error) {
+	if t.TokenKey == "" {
+		return t, nil
+	}
+	if keys == nil {
+		return Target{}, &NotRunningError{Reason: fmt.Sprintf("transformer expects a token of key %s, and this agent has no --transformer-key-dir (Secret %s/%s)",
+			t.TokenKey, wire.AgentNamespace, transformertoken.SecretName)}
+	}
+	token, err := keys.Token(t.TokenKey, t.Namespace, t.Name, t.UID)
+	if errors.Is(err, transformertoken.ErrUnknownKey) {
+		return Target{}, &NotRunningError{Reason: fmt.Sprintf("transformer token key %s is not in Secret %s/%s as this agent sees it; it was removed while the transformer uses it, or has not reached the agent yet",
+			t.TokenKey, wire.AgentNamespace, transformertoken.SecretName)}
+	}
+	if err != nil {
+		return Target{}, &NotRunningError{Reason: err.Error()}
+	}
+	t.Token = token
+	return t, nil
 }
 
 // TrimTransform is the agent's cache transform for Transforms: it keeps only what TargetOf reads,

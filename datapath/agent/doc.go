@@ -21,7 +21,7 @@
 // says what went wrong. For ws Transforms, GET /v1/stream/{namespace}/{name}
 // upgrades to a WebSocket on which a client pipelines many objects (see
 // PathStream). hpull transformers fetch their objects from the agent as
-// one-time capabilities (GET /v1/inflight/{id}, see PathInflight); clients
+// one-time capabilities (GET /v1/inflight/{id}, see wire.PathInflight); clients
 // never talk to transformers. The agent also serves its statistics
 // (GET /v1/stats), Prometheus metrics (GET /metrics) and GET /healthz.
 //

@@ -162,10 +162,29 @@ func (e *env) addServer(name string, comm etlv1alpha1.Communication, arg etlv1al
 	e.resolver.mu.Lock()
 	e.resolver.targets["default/"+name] = Target{
 		Namespace: "default", Name: name, Communication: comm, Argument: arg,
-		ObjectTimeout: 10 * time.Second, URL: s.URL,
+		ObjectTimeout: 10 * time.Second, URL: s.URL, Token: s.Token,
 	}
 	e.resolver.mu.Unlock()
 	return s
+}
+
+// targetAt is the Target of the transformer at url.
+func (e *env) targetAt(url string) Target {
+	e.resolver.mu.Lock()
+	defer e.resolver.mu.Unlock()
+	for _, t := range e.resolver.targets {
+		if t.URL == url {
+			return t
+		}
+	}
+	e.t.Fatalf("no Transform has its transformer at %s", url)
+	return Target{}
+}
+
+// poolKey is the key of the ws pool of the transformer at url.
+func (e *env) poolKey(url string) poolKey {
+	t := e.targetAt(url)
+	return poolKey{t.URL, t.Token}
 }
 
 func (e *env) setTimeout(name string, d time.Duration) {

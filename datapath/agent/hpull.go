@@ -24,7 +24,7 @@ func (h hpull) transform(ctx context.Context, t Target, in input, exceeded *atom
 			return nil, 0, err
 		}
 		u := wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, FQN: fqn})
-		return h.a.roundTrip(mustGet(ctx, u))
+		return h.a.roundTrip(mustGet(ctx, u), t)
 	}
 	body, size, err := h.a.openBytes(in, exceeded)
 	if err != nil {
@@ -32,10 +32,10 @@ func (h hpull) transform(ctx context.Context, t Target, in input, exceeded *atom
 	}
 	id, ctx, remove := h.a.inflight.add(ctx, body, size, t)
 	release := func() { body.Close(); remove() }
-	u := wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, Src: h.a.opts.AdvertiseURL + PathInflight + id})
+	u := wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, Src: h.a.opts.AdvertiseURL + wire.PathInflight + id})
 	// The transformer may still fetch the bytes while it answers: they are
 	// released with the result.
-	result, n, err := h.a.roundTrip(mustGet(ctx, u))
+	result, n, err := h.a.roundTrip(mustGet(ctx, u), t)
 	if err != nil {
 		err = failure(ctx, err)
 		release()

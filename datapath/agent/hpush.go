@@ -44,7 +44,7 @@ func (h hpush) transform(ctx context.Context, t Target, in input, exceeded *atom
 			return nil, 0, err
 		}
 	}
-	return h.a.roundTrip(req)
+	return h.a.roundTrip(req, t)
 }
 
 // wholeBodySize is the largest streamed body that hpush reads whole before
@@ -81,9 +81,13 @@ func closeBody(b io.Closer) {
 	}
 }
 
-// roundTrip sends req to a transformer: a 200 is the result; any other
-// status is a transformer error whose body is the message, kept verbatim.
-func (a *Agent) roundTrip(req *http.Request) (io.ReadCloser, int64, error) {
+// roundTrip sends req to t's transformer with t's credential: a 200 is the
+// result; any other status is a transformer error whose body is the
+// message, kept verbatim.
+func (a *Agent) roundTrip(req *http.Request, t Target) (io.ReadCloser, int64, error) {
+	if t.Token != "" {
+		req.Header.Set(wire.HeaderTransformerToken, t.Token)
+	}
 	resp, err := a.transformers.Do(req)
 	if err != nil {
 		return nil, 0, err

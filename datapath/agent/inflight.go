@@ -15,17 +15,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/bufpool"
 )
 
-// PathInflight serves the bytes of objects in flight to hpull transformers:
-// a request body, a file of the data root, a ?src= object or the result of
-// an earlier pipeline stage. Each is a capability: served once, under an
-// unguessable id, to the transformer it was issued to (by the address the
-// request comes from) and to no other caller.
-const PathInflight = "/v1/inflight/"
-
-// inflight is the registry behind PathInflight.
+// inflight is the registry behind wire.PathInflight: it serves the bytes of
+// objects in flight to hpull transformers (a request body, a file of the data
+// root, a ?src= object or the result of an earlier pipeline stage). Each is a
+// capability: served once, under an unguessable id, to the transformer it was
+// issued to (by the address the request comes from) and to no other caller.
 type inflight struct {
 	mu      sync.Mutex
 	streams map[string]*inflightStream
@@ -147,7 +145,7 @@ func peerOf(transformerURL string) string {
 	return u.Hostname()
 }
 
-// serve answers GET PathInflight<id> with the stream's bytes, once, to the
+// serve answers GET wire.PathInflight<id> with the stream's bytes, once, to the
 // transformer it was issued to, each write within writeTimeout.
 func (f *inflight) serve(w http.ResponseWriter, r *http.Request) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -155,7 +153,7 @@ func (f *inflight) serve(w http.ResponseWriter, r *http.Request) {
 		host = r.RemoteAddr
 	}
 	// 404 for another caller too: the id is not even confirmed to exist.
-	s := f.takeFor(strings.TrimPrefix(r.URL.Path, PathInflight), host)
+	s := f.takeFor(strings.TrimPrefix(r.URL.Path, wire.PathInflight), host)
 	if s == nil {
 		http.Error(w, "no such object in flight for this caller", http.StatusNotFound)
 		return

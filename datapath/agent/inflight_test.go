@@ -202,7 +202,7 @@ func TestInflightReleaseIsBounded(t *testing.T) {
 	id, _, remove := f.add(context.Background(), blockedBody{unblock}, -1, Target{URL: srv.URL})
 	fetched := make(chan error, 1)
 	go func() {
-		resp, err := http.Get(srv.URL + PathInflight + id)
+		resp, err := http.Get(srv.URL + wire.PathInflight + id)
 		if err == nil {
 			_, err = io.ReadAll(resp.Body)
 			resp.Body.Close()

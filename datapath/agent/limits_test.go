@@ -15,7 +15,7 @@ import (
 // poolConns returns the connections the ws pool of the transformer at url
 // holds now.
 func (e *env) poolConns(url string) []*wsConn {
-	p := e.agent.ws.pool(url)
+	p := e.agent.ws.pool(e.poolKey(url))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]*wsConn(nil), p.conns...)
@@ -87,7 +87,7 @@ func TestControlMessageOverLimit(t *testing.T) {
 	e := newEnv(t)
 	s := e.addTransform("t", etlv1alpha1.CommWS, "", echo)
 	ctx := context.Background()
-	conn, err := e.agent.ws.get(ctx, s.URL, nil)
+	conn, err := e.agent.ws.get(ctx, e.targetAt(s.URL), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

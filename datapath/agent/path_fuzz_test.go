@@ -71,7 +71,7 @@ func FuzzObjectURL(f *testing.F) {
 			return
 		}
 		const advertise = "http://10.0.0.7:9000"
-		own := advertise + PathInflight + rand.Text()
+		own := advertise + wire.PathInflight + rand.Text()
 		for _, q := range []wire.Query{{Args: args, Src: src}, {Args: args, Src: own}, {Args: args, FQN: filepath.Join(wire.DataRoot, object)}} {
 			u := wire.ObjectURL("http://10.0.0.8:8000", object, q)
 			req, err := http.NewRequest(http.MethodGet, u, nil)

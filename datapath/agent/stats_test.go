@@ -114,7 +114,7 @@ func TestHPullGetGoesThroughTheAgent(t *testing.T) {
 	if a := e.get("t", "dir/obj", wire.Query{Args: "x"}); a.status != http.StatusOK || string(a.body) != "data|x" {
 		t.Fatalf("GET: %d %q, want 200 \"data|x\"", a.status, a.body)
 	}
-	if len(srcs) != 1 || !strings.HasPrefix(srcs[0], e.agent.opts.AdvertiseURL+PathInflight) {
+	if len(srcs) != 1 || !strings.HasPrefix(srcs[0], e.agent.opts.AdvertiseURL+wire.PathInflight) {
 		t.Fatalf("the transformer fetched from %q, want an in-flight URL of the agent", srcs)
 	}
 	if a := e.do(http.MethodGet, srcs[0], nil); a.status != http.StatusNotFound {

@@ -143,7 +143,7 @@ func (a *Agent) startStreamObject(t Target, ctrl wire.Control, body io.Reader) s
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), t.ObjectTimeout)
 	o.cancel = cancel
-	tc, err := a.ws.get(ctx, t.URL, nil)
+	tc, err := a.ws.get(ctx, t, nil)
 	if err == nil {
 		o.pending, err = tc.start(ctx, wire.Control{Object: ctrl.Object, Args: ctrl.Args}, limit(o.in, a.opts.MaxObjectSize, o.exceeded))
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
 
@@ -21,6 +23,13 @@ type Target struct {
 	ObjectTimeout   time.Duration
 	// URL is the local transformer's base URL, "http://ip:port".
 	URL string
+	// Token is the credential the transformer expects (wire.HeaderTransformerToken), derived for
+	// this Transform alone; empty for a transformer created before tokens, which gets no header.
+	Token string
+	// TokenKey is the key ID Token is derived with, from the node's status; UID is the
+	// Transform's, part of what Token is derived from.
+	TokenKey string
+	UID      types.UID
 }
 
 // Key is the Transform's "namespace/name".
@@ -81,6 +90,8 @@ func TargetOf(t *etlv1alpha1.Transform, node string) (Target, error) {
 		Argument:      t.Spec.Argument,
 		ObjectTimeout: objectTimeout(t.Spec),
 		URL:           "http://" + net.JoinHostPort(ns.IP, strconv.Itoa(int(port))),
+		TokenKey:      ns.TokenKey,
+		UID:           t.UID,
 	}, nil
 }
 

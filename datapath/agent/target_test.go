@@ -138,16 +138,19 @@ func TestTrimTransformDropsWhatTheAgentDoesNotRead(t *testing.T) {
 		t.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 		t.Annotations = map[string]string{"a": "b"}
 		t.ResourceVersion = "42"
+		t.UID = "uid-1"
+		t.Status.Nodes[1].TokenKey = "k3"
 	})
 	got, err := TrimTransform(testNode)(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &etlv1alpha1.Transform{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t", ResourceVersion: "42"},
+		// The UID and the node's token key are what the agent derives the credential from.
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t", ResourceVersion: "42", UID: "uid-1"},
 		Spec:       etlv1alpha1.TransformSpec{Communication: "ws", Argument: "fqn"},
 		Status: etlv1alpha1.TransformStatus{Stage: etlv1alpha1.StageRunning, Nodes: []etlv1alpha1.NodeStatus{
-			{Node: testNode, Pod: "t-2", IP: "10.0.0.2", Port: 9000, Ready: true},
+			{Node: testNode, Pod: "t-2", IP: "10.0.0.2", Port: 9000, Ready: true, TokenKey: "k3"},
 		}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

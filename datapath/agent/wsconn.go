@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,11 +53,16 @@ type wsAnswer struct {
 // maxInflightPerConn bounds the objects queued on one connection.
 const maxInflightPerConn = 64
 
-// dialWS connects to the transformer at baseURL. A transformer that stops
-// reading fails a write after writeTimeout, which closes the connection:
-// the pool drops it and later objects dial anew.
-func dialWS(ctx context.Context, baseURL string, writeTimeout time.Duration, p *panics.Reporter) (*wsConn, error) {
-	conn, err := ws.Dial(ctx, "ws"+baseURL[len("http"):]+wire.PathWS)
+// dialWS connects to the transformer at baseURL, presenting token (none when
+// empty) on the upgrade. A transformer that stops reading fails a write after
+// writeTimeout, which closes the connection: the pool drops it and later
+// objects dial anew.
+func dialWS(ctx context.Context, baseURL, token string, writeTimeout time.Duration, p *panics.Reporter) (*wsConn, error) {
+	header := http.Header{}
+	if token != "" {
+		header.Set(wire.HeaderTransformerToken, token)
+	}
+	conn, err := ws.DialHeader(ctx, "ws"+baseURL[len("http"):]+wire.PathWS, header)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 // while every one is busy and the pool is below its size, and broken ones
 // are dropped.
 type wsPool struct {
-	url          string
+	url, token   string
 	size         int
 	writeTimeout time.Duration
 	panics       *panics.Reporter
@@ -54,7 +54,7 @@ func (p *wsPool) get(ctx context.Context, avoid []*wsConn) (c *wsConn, gone bool
 	// Dialling under the lock keeps the pool at its size; on a node-local
 	// connection it takes a round trip.
 	p.used = true
-	if c, err = dialWS(ctx, p.url, p.writeTimeout, p.panics); err != nil {
+	if c, err = dialWS(ctx, p.url, p.token, p.writeTimeout, p.panics); err != nil {
 		return nil, false, err
 	}
 	p.conns = append(p.conns, c)
@@ -80,26 +80,30 @@ func (p *wsPool) close() {
 	p.conns = nil
 }
 
-// wsPools holds one pool per transformer URL.
+// wsPools holds one pool per transformer URL and credential: connections are
+// authenticated once, at the upgrade, so a Transform whose status names
+// another Transform's transformer must not share that one's connections.
 type wsPools struct {
 	size         int
 	writeTimeout time.Duration
 	panics       *panics.Reporter
-	pools        sync.Map // URL → *wsPool
+	pools        sync.Map // poolKey → *wsPool
 }
 
-// get returns a connection to the transformer at url for one object.
-func (ps *wsPools) get(ctx context.Context, url string, avoid []*wsConn) (*wsConn, error) {
+type poolKey struct{ url, token string }
+
+// get returns a connection to t's transformer for one object.
+func (ps *wsPools) get(ctx context.Context, t Target, avoid []*wsConn) (*wsConn, error) {
 	for {
-		c, gone, err := ps.pool(url).get(ctx, avoid)
+		c, gone, err := ps.pool(poolKey{t.URL, t.Token}).get(ctx, avoid)
 		if !gone {
 			return c, err
 		}
 	}
 }
 
-func (ps *wsPools) pool(url string) *wsPool {
-	if p, ok := ps.pools.Load(url); ok {
+func (ps *wsPools) pool(key poolKey) *wsPool {
+	if p, ok := ps.pools.Load(key); ok {
 		return p.(*wsPool)
 	}
 	// A transformer not seen before, often one that replaced another:
@@ -110,7 +114,7 @@ func (ps *wsPools) pool(url string) *wsPool {
 		}
 		return true
 	})
-	p, _ := ps.pools.LoadOrStore(url, &wsPool{url: url, size: ps.size, writeTimeout: ps.writeTimeout, panics: ps.panics})
+	p, _ := ps.pools.LoadOrStore(key, &wsPool{url: key.url, token: key.token, size: ps.size, writeTimeout: ps.writeTimeout, panics: ps.panics})
 	return p.(*wsPool)
 }
 
@@ -138,7 +142,7 @@ func (w wsComm) transform(ctx context.Context, t Target, in input, exceeded *ato
 			return nil, 0, err
 		}
 	}
-	conn, err := w.a.ws.get(ctx, t.URL, *in.wsConns)
+	conn, err := w.a.ws.get(ctx, t, *in.wsConns)
 	if err != nil {
 		closeBody(body)
 		return nil, 0, err

@@ -18,7 +18,7 @@ func TestWSPoolsForgetGoneTransformers(t *testing.T) {
 	if a := e.put("old", "o", wire.Query{}, []byte("x")); a.status != http.StatusOK {
 		t.Fatalf("through old: %d %s", a.status, a.body)
 	}
-	p := e.agent.ws.pool(old.URL)
+	p := e.agent.ws.pool(e.poolKey(old.URL))
 	p.mu.Lock()
 	conn := p.conns[0]
 	p.mu.Unlock()
@@ -29,13 +29,13 @@ func TestWSPoolsForgetGoneTransformers(t *testing.T) {
 	if a := e.put("new", "o", wire.Query{}, []byte("x")); a.status != http.StatusOK {
 		t.Fatalf("through new: %d %s", a.status, a.body)
 	}
-	if _, ok := e.agent.ws.pools.Load(old.URL); ok {
+	if _, ok := e.agent.ws.pools.Load(e.poolKey(old.URL)); ok {
 		t.Error("the gone transformer's pool is still kept")
 	}
 	if !p.gone {
 		t.Error("the dropped pool is not marked gone for callers still holding it")
 	}
-	if c, err := e.agent.ws.get(context.Background(), old.URL, nil); err == nil {
+	if c, err := e.agent.ws.get(context.Background(), e.targetAt(old.URL), nil); err == nil {
 		c.fail(errConnClosed)
 		t.Error("a connection to the gone transformer was dialled")
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mlkube/mlkube/runtimes/runtimetest"
 )
 
 func TestInstall(t *testing.T) {
@@ -91,5 +93,16 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// An object without the node agent's credential never spawns the command.
+func TestMainRefusesWithoutCredential(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "spawned")
+	runtimetest.MainRefusesWithoutCredential(t, func() int {
+		return Main([]string{"--", "sh", "-c", `touch "$0"; cat`, marker}, os.Stderr)
+	})
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command was spawned for an unauthenticated object")
 	}
 }

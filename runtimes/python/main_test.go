@@ -2,8 +2,13 @@ package python
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mlkube/mlkube/runtimes/runtimetest"
 )
 
 // TestMainFailsAtStart: a configuration or source at fault ends the runtime before it serves,
@@ -32,5 +37,21 @@ func TestMainFailsAtStart(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tc.want, stderr.String())
 			}
 		})
+	}
+}
+
+// An object without the node agent's credential never reaches a Python worker.
+func TestMainRefusesWithoutCredential(t *testing.T) {
+	python := python311(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	t.Setenv(EnvSource, "def transform(b):\n    open("+strconv.Quote(marker)+", 'w').close()\n    return b\n")
+	for _, k := range []string{EnvFunction, EnvDependencies, EnvChunkSize} {
+		t.Setenv(k, "")
+	}
+	runtimetest.MainRefusesWithoutCredential(t, func() int {
+		return Main([]string{"--python", python, "--workers", "1"}, os.Stderr)
+	})
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a worker ran the function for an unauthenticated object")
 	}
 }

@@ -22,6 +22,13 @@
 // a result that fails after bytes were sent aborts the HTTP response or closes
 // the WebSocket, so a truncated result is never taken for a good one.
 //
+// A transformer answers only its node's agent: every request but GET /health
+// must carry the header wire.HeaderTransformerToken with the Transform's
+// token, which the controller mounts in the pod and names in the environment
+// variable wire.EnvTokenFile; hpull fetches ?src= only from the caller's own
+// in-flight URLs. New fails without a token source unless WithoutAuth is
+// given (docs/transforms.md, "Credential").
+//
 // To test a transformer, sdk/transformer/transformertest runs a Func in
 // process and moves objects through it by every mechanism, as the node agent
 // does.

@@ -2,11 +2,13 @@ package transformer_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -104,7 +106,7 @@ func TestUnreadInput(t *testing.T) {
 
 func TestWSErrorKeepsConnection(t *testing.T) {
 	s := transformertest.NewServer(t, failing)
-	c, err := transformertest.DialWS(t.Context(), s.URL)
+	c, err := transformertest.DialWS(t.Context(), s.URL, s.Token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +164,15 @@ func TestHPullSourceErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unreachable := "http://" + ln.Addr().String() + "/o"
+	unreachable := "http://" + ln.Addr().String() + wire.PathInflight + rand.Text()
 	ln.Close()
+	stored := s.PutSource(nil)
 	cases := map[string]struct {
 		src        string
 		wantStatus int
 	}{
 		"unreachable": {src: unreachable, wantStatus: http.StatusBadGateway},
-		"not found":   {src: s.PutSource(nil) + "-missing", wantStatus: http.StatusNotFound},
+		"not found":   {src: strings.TrimSuffix(stored, path.Base(stored)) + rand.Text(), wantStatus: http.StatusNotFound},
 		"not http":    {src: "file:///etc/passwd", wantStatus: http.StatusBadRequest},
 		"no host":     {src: "http:///o", wantStatus: http.StatusBadRequest},
 	}

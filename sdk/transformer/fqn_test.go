@@ -86,7 +86,7 @@ func TestFQNDisabledWithoutRoot(t *testing.T) {
 }
 
 func TestNewFailsOnMissingRoot(t *testing.T) {
-	if _, err := transformer.New(echo, transformer.WithFQNRoot(filepath.Join(t.TempDir(), "missing"))); err == nil {
+	if _, err := transformer.New(echo, transformer.WithoutAuth(), transformer.WithFQNRoot(filepath.Join(t.TempDir(), "missing"))); err == nil {
 		t.Error("New with a missing fqn root succeeded")
 	}
 }

@@ -4,8 +4,18 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"strings"
+
+	"github.com/coder/websocket"
+
+	"github.com/mlkube/mlkube/api/wire"
 )
+
+// withToken dials a WebSocket with the node agent's credential.
+func withToken(token string) *websocket.DialOptions {
+	return &websocket.DialOptions{HTTPHeader: http.Header{wire.HeaderTransformerToken: {token}}}
+}
 
 // tagged echoes its input behind a header naming the object and its
 // arguments, so that a round trip shows both arrive intact.

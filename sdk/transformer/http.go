@@ -77,7 +77,7 @@ func (h *Handler) openInput(r *http.Request, req request) (io.ReadCloser, error)
 	case fromFQN:
 		return h.openFQN(req.ref)
 	case fromSrc:
-		return h.fetch(r.Context(), req.ref)
+		return h.fetch(r, req.ref)
 	}
 	return r.Body, nil
 }

@@ -44,3 +44,15 @@ func TestSrcFailureStatus(t *testing.T) {
 		}
 	}
 }
+
+// A proxy in the pod's environment (HTTP_PROXY) must not carry an hpull fetch away from the
+// caller's in-flight URL; net/http never proxies loopback, so a served test could not show it.
+func TestFetchClientIgnoresProxies(t *testing.T) {
+	o := defaultOptions()
+	if tr, ok := o.client.Transport.(*http.Transport); !ok || tr.Proxy != nil {
+		t.Error("the fetch client's transport takes a proxy from the environment")
+	}
+	if o.client.CheckRedirect == nil {
+		t.Error("the fetch client follows redirects")
+	}
+}

@@ -17,6 +17,11 @@ type options struct {
 	client          *http.Client
 	log             *slog.Logger
 	shutdownTimeout time.Duration
+	// The agent's credential: tokenFile, or token when tokenSet, or none with withoutAuth.
+	tokenFile   string
+	token       string
+	tokenSet    bool
+	withoutAuth bool
 }
 
 func defaultOptions() options {
@@ -24,10 +29,16 @@ func defaultOptions() options {
 	// hpull fetches every object from the same node agent: keep more than the
 	// default two idle connections to it so that concurrent objects reuse them.
 	t.MaxIdleConnsPerHost = 64
+	// hpull fetches only from the caller's in-flight URLs (checkSrc): a proxy from the pod's
+	// environment must not carry the fetch elsewhere, and a redirect must not lead away from them.
+	t.Proxy = nil
 	return options{
-		fqnRoot: os.Getenv(wire.EnvFQNRoot),
-		client:  &http.Client{Transport: t},
-		log:     slog.Default(),
+		fqnRoot:   os.Getenv(wire.EnvFQNRoot),
+		tokenFile: os.Getenv(wire.EnvTokenFile),
+		client: &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
+		log: slog.Default(),
 		// Below Kubernetes' default 30 s termination grace period, so that the
 		// process exits on its own before it is killed.
 		shutdownTimeout: 25 * time.Second,
@@ -51,4 +62,24 @@ func WithLogger(l *slog.Logger) Option {
 // objects in flight before it closes the remaining connections.
 func WithShutdownTimeout(d time.Duration) Option {
 	return func(o *options) { o.shutdownTimeout = d }
+}
+
+// WithTokenFile reads the node agent's credential from path, overriding the environment variable
+// wire.EnvTokenFile that the controller sets. The file is read again when it changes; while it is
+// missing or empty, every request but GET /health is refused.
+func WithTokenFile(path string) Option {
+	return func(o *options) { o.tokenFile, o.tokenSet, o.withoutAuth = path, false, false }
+}
+
+// WithToken sets the node agent's credential itself, for tests; an empty token refuses every
+// request but GET /health.
+func WithToken(token string) Option {
+	return func(o *options) { o.token, o.tokenSet, o.withoutAuth = token, true, false }
+}
+
+// WithoutAuth serves every client that reaches the port, for local experiments only: in a
+// cluster, the credential is what keeps other namespaces' pods from reading the namespace's data
+// through the transformer (docs/transforms.md#credential).
+func WithoutAuth() Option {
+	return func(o *options) { o.withoutAuth = true }
 }

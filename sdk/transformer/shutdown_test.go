@@ -36,7 +36,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		<-release
 		return in, nil
 	}
-	h, err := transformer.New(slow)
+	h, err := transformer.New(slow, transformer.WithoutAuth())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +73,14 @@ func TestServeShutsDownGracefully(t *testing.T) {
 
 func TestServeClosesWhatOutlastsTheTimeout(t *testing.T) {
 	b := newBlocking()
-	h, err := transformer.New(b.fn, transformer.WithShutdownTimeout(0))
+	h, err := transformer.New(b.fn, transformer.WithShutdownTimeout(0), transformer.WithoutAuth())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	url, served := serve(t, ctx, h)
-	c, err := transformertest.DialWS(t.Context(), url)
+	c, err := transformertest.DialWS(t.Context(), url, "")
 	if err != nil {
 		t.Fatal(err)
 	}

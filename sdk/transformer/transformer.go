@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
@@ -37,19 +38,30 @@ type Handler struct {
 	sessions sessions
 	// shutdownTimeout bounds Serve's graceful shutdown.
 	shutdownTimeout time.Duration
+	// cred is the node agent's credential every request but GET /health must carry; nil
+	// (WithoutAuth) serves anyone.
+	cred credential
+	// credWarned is the last reason for refusing every request that was logged.
+	credWarned atomic.Pointer[string]
 }
 
 var _ http.Handler = (*Handler)(nil)
 
 // New returns a Handler for fn. It fails when the fqn root is set but cannot
 // be opened, so a misconfigured transformer stops at start-up, where the
-// controller reports it, rather than on the first object.
+// controller reports it, rather than on the first object. It also fails when
+// it has no way to know the node agent's credential (wire.EnvTokenFile unset,
+// no WithTokenFile or WithToken) unless WithoutAuth says to serve anyone.
 func New(fn Func, opts ...Option) (*Handler, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
-	h := &Handler{fn: fn, client: o.client, log: o.log, shutdownTimeout: o.shutdownTimeout}
+	cred, err := newCredential(o)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{fn: fn, client: o.client, log: o.log, shutdownTimeout: o.shutdownTimeout, cred: cred}
 	h.sessions.init()
 	if o.fqnRoot != "" {
 		dir, err := filepath.Abs(o.fqnRoot)
@@ -64,8 +76,14 @@ func New(fn Func, opts ...Option) (*Handler, error) {
 }
 
 // ServeHTTP routes a request to the health check, the WebSocket session or the
-// object transformation.
+// object transformation. Every request but the health check must carry the
+// node agent's credential, checked before anything else is looked at: before
+// a WebSocket is accepted, a file opened or a URL fetched.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !isHealth(r) && !h.authorize(r) {
+		refuse(w, r)
+		return
+	}
 	req, err := route(r.Method, r.URL.EscapedPath(), r.URL.Query(), r.ContentLength)
 	if err != nil {
 		writeError(w, err)

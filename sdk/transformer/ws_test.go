@@ -17,7 +17,7 @@ import (
 // answers come back in order, errors included.
 func TestWSPipelinedObjectsAnswerInOrder(t *testing.T) {
 	s := transformertest.NewServer(t, failing)
-	conn, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(s.URL, "http")+wire.PathWS, nil)
+	conn, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(s.URL, "http")+wire.PathWS, withToken(s.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestWSProtocolViolation(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			conn, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(s.URL, "http")+wire.PathWS, nil)
+			conn, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(s.URL, "http")+wire.PathWS, withToken(s.Token))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,10 @@ const (
 	LabelNode = "etl.mlkube.io/node"
 )
 
+// AnnotationTokenKey on a transformer pod is the ID of the cluster key its credential was derived
+// with; the controller copies it into status.nodes[].tokenKey for the node agent.
+const AnnotationTokenKey = "etl.mlkube.io/token-key"
+
 // ConditionReady is True while every eligible node's transformer is ready.
 const ConditionReady = "Ready"
 

@@ -238,6 +238,12 @@ type NodeStatus struct {
 	// ready says whether the transformer is ready to take objects.
 	// +optional
 	Ready bool `json:"ready,omitempty"`
+	// tokenKey is the ID of the cluster key (in the Secret transformer-token-keys of the node
+	// agents' namespace) that the node's transformer pod's credential was derived with: the node
+	// agent derives the same credential with it. A key still named here must not be removed.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	TokenKey string `json:"tokenKey,omitempty"`
 	// restarts counts the times the node's transformer pod was replaced (failurePolicy Restart).
 	// +optional
 	Restarts int32 `json:"restarts,omitempty"`

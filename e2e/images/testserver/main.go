@@ -3,9 +3,9 @@
 // inside the pod through the API server's pod proxy: /fetch?url=U returns what U answered (to a
 // GET, or to a POST of the request's body),
 // /lookup?name=N what cluster DNS says about N. It is also a Python package index serving one
-// wheel, mlkubehello, under /simple/ (see packageIndex). With DATA_DIR set it also serves that
-// directory under /files (see files). With HOSTILE set it is a malicious transformer instead (see
-// hostile).
+// wheel, mlkubehello, under /simple/ (see packageIndex). /canary/… counts the requests it gets,
+// /canary-count says how many. With DATA_DIR set it also serves that directory under /files (see
+// files). With HOSTILE set it is a malicious transformer instead (see hostile).
 package main
 
 import (
@@ -59,6 +59,7 @@ func newMux() *http.ServeMux {
 	mux.HandleFunc("GET /fetch", fetch)
 	mux.HandleFunc("POST /fetch", fetch)
 	mux.HandleFunc("GET /lookup", lookup)
+	(&canary{}).register(mux)
 	packageIndex{wheels: []wheel{helloWheel()}}.register(mux)
 	return mux
 }

@@ -105,3 +105,24 @@ func TestFetchSendsTheToken(t *testing.T) {
 		t.Errorf("sent %q, want %q", got, want)
 	}
 }
+
+// TestFetchSendsMethodAndHeaders: ?method= and ?header= shape the relayed request, and /canary
+// counts what reached it.
+func TestFetchSendsMethodAndHeaders(t *testing.T) {
+	var got *http.Request
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r }))
+	defer echo.Close()
+	srv := httptest.NewServer(newMux())
+	defer srv.Close()
+	q := "/fetch?method=PUT&header=" + url.QueryEscape("X-A: 1") + "&header=" + url.QueryEscape("Upgrade:websocket") + "&url=" + url.QueryEscape(echo.URL+"/o")
+	if code, body := do(t, "GET", srv.URL+q, ""); code != 200 {
+		t.Fatalf("fetch: %d %s", code, body)
+	}
+	if got.Method != "PUT" || got.Header.Get("X-A") != "1" || got.Header.Get("Upgrade") != "websocket" {
+		t.Errorf("relayed %s with %v", got.Method, got.Header)
+	}
+	do(t, "GET", srv.URL+"/canary/x", "")
+	if code, n := do(t, "GET", srv.URL+"/canary-count", ""); code != 200 || n != "1" {
+		t.Errorf("canary count %d %q, want 1", code, n)
+	}
+}

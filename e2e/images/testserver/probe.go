@@ -5,7 +5,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,17 +20,33 @@ var probeClient = &http.Client{
 }
 
 // fetch relays what ?url= answers, its status code and body, to a GET, or
-// to a POST of this request's body (JSON). With TOKEN_FILE set (a projected
-// ServiceAccount token for the node data path) the request carries the
-// token as a bearer token, unless ?token=none.
+// to a POST of this request's body (JSON). ?method= sends another method
+// (with no body), and each ?header=Name:value adds a header, so that a test
+// can send what a hostile client would (a WebSocket upgrade, a forged
+// credential). With TOKEN_FILE set (a projected ServiceAccount token for the
+// node data path) the request carries the token as a bearer token, unless
+// ?token=none.
 func fetch(w http.ResponseWriter, r *http.Request) {
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.Query().Get("url"), r.Body)
+	q := r.URL.Query()
+	method, body := r.Method, io.Reader(r.Body)
+	if m := q.Get("method"); m != "" {
+		method, body = m, nil
+	}
+	req, err := http.NewRequestWithContext(r.Context(), method, q.Get("url"), body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if r.Method == http.MethodPost {
+	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range q["header"] {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok {
+			http.Error(w, "header "+h+" is not Name:value", http.StatusBadRequest)
+			return
+		}
+		req.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 	}
 	if file := os.Getenv("TOKEN_FILE"); file != "" && r.URL.Query().Get("token") != "none" {
 		// Read per request: the kubelet replaces the token before it expires.
@@ -57,4 +75,18 @@ func lookup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, addrs)
+}
+
+// canary counts the requests to /canary/…: a test points something at this pod and then asks
+// GET /canary-count whether it came.
+type canary struct{ hits atomic.Int64 }
+
+func (c *canary) register(mux *http.ServeMux) {
+	mux.HandleFunc("/canary/", func(w http.ResponseWriter, _ *http.Request) {
+		c.hits.Add(1)
+		_, _ = io.WriteString(w, "canary")
+	})
+	mux.HandleFunc("GET /canary-count", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, strconv.FormatInt(c.hits.Load(), 10))
+	})
 }

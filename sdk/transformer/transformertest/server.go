@@ -3,6 +3,7 @@ package transformertest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -46,8 +47,12 @@ type Server struct {
 	FQNRoot string
 	// Handler is the transformer.
 	Handler *transformer.Handler
-	// Client is the HTTP client the mechanisms use.
+	// Client is the HTTP client the mechanisms use. It sends Token on every
+	// request, as the node agent does.
 	Client *http.Client
+	// Token is the node agent's credential the transformer expects
+	// (wire.HeaderTransformerToken): a random one per server.
+	Token string
 
 	src   *httptest.Server
 	blobs sync.Map // src path → []byte
@@ -58,13 +63,14 @@ type Server struct {
 }
 
 // NewServer serves fn on loopback. opts come after the server's own
-// transformer.WithFQNRoot and WithLogger (to the test's output), and may
-// override them.
+// transformer.WithFQNRoot, WithToken (a random Token) and WithLogger (to the
+// test's output), and may override them.
 func NewServer(t testing.TB, fn transformer.Func, opts ...transformer.Option) *Server {
 	t.Helper()
-	s := &Server{FQNRoot: t.TempDir()}
+	s := &Server{FQNRoot: t.TempDir(), Token: rand.Text()}
 	h, err := transformer.New(fn, append([]transformer.Option{
 		transformer.WithFQNRoot(s.FQNRoot),
+		transformer.WithToken(s.Token),
 		transformer.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))),
 	}, opts...)...)
 	if err != nil {
@@ -73,6 +79,7 @@ func NewServer(t testing.TB, fn transformer.Func, opts ...transformer.Option) *S
 	s.Handler = h
 	ts := httptest.NewServer(h)
 	s.URL, s.Client = ts.URL, ts.Client()
+	s.Client.Transport = WithToken(s.Client.Transport, s.Token)
 	s.src = httptest.NewServer(http.HandlerFunc(s.serveBlob))
 	t.Cleanup(func() {
 		s.wsMu.Lock()
@@ -139,9 +146,11 @@ func (s *Server) PutFile(data []byte) (string, error) {
 	return fqn, os.WriteFile(fqn, data, 0o600)
 }
 
-// PutSource makes data available on the source server and returns its URL.
+// PutSource makes data available on the source server and returns its URL:
+// an in-flight URL on loopback, the caller's address, as the transformer
+// accepts only those (the node agent's in-flight objects).
 func (s *Server) PutSource(data []byte) string {
-	path := "/blob/" + strconv.FormatInt(s.seq.Add(1), 10)
+	path := wire.PathInflight + rand.Text()
 	s.blobs.Store(path, data)
 	return s.src.URL + path
 }
@@ -186,7 +195,7 @@ func (s *Server) doWS(ctx context.Context, ctrl wire.Control, in io.Reader, out 
 	s.wsMu.Lock()
 	defer s.wsMu.Unlock()
 	if s.ws == nil {
-		c, err := DialWS(ctx, s.URL)
+		c, err := DialWS(ctx, s.URL, s.Token)
 		if err != nil {
 			return err
 		}
@@ -198,4 +207,24 @@ func (s *Server) doWS(ctx context.Context, ctrl wire.Control, in io.Reader, out 
 		s.ws = nil
 	}
 	return err
+}
+
+// WithToken returns a RoundTripper that sends token as the node agent's
+// credential on every request through rt (nil: http.DefaultTransport).
+func WithToken(rt http.RoundTripper, token string) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return tokenTransport{rt: rt, token: token}
+}
+
+type tokenTransport struct {
+	rt    http.RoundTripper
+	token string
+}
+
+func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(wire.HeaderTransformerToken, t.token)
+	return t.rt.RoundTrip(r)
 }

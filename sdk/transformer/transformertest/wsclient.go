@@ -33,9 +33,14 @@ type WSClient struct {
 }
 
 // DialWS connects to the ws endpoint of the transformer at baseURL
-// ("http://host:port").
-func DialWS(ctx context.Context, baseURL string) (*WSClient, error) {
-	conn, err := ws.Dial(ctx, "ws"+strings.TrimPrefix(baseURL, "http")+wire.PathWS)
+// ("http://host:port"), presenting token as the node agent's credential
+// (none when empty).
+func DialWS(ctx context.Context, baseURL, token string) (*WSClient, error) {
+	h := http.Header{}
+	if token != "" {
+		h.Set(wire.HeaderTransformerToken, token)
+	}
+	conn, err := ws.DialHeader(ctx, "ws"+strings.TrimPrefix(baseURL, "http")+wire.PathWS, h)
 	if err != nil {
 		return nil, err
 	}
