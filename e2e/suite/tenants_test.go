@@ -91,6 +91,8 @@ func TestHostileTenant(t *testing.T) {
 	f.bWorks(t, "after the stalling hpull")
 	t.Run("BogusTokenFlood", f.tokenFlood)
 	f.bWorks(t, "after the token flood")
+	t.Run("StatusIPSpoof", f.statusIPSpoof)
+	f.bWorks(t, "after the status IP spoof")
 	// Last of alice's data: it starts by deleting what the attacks before left in A.
 	t.Run("DiskFillUnderQuota", f.diskFill)
 	f.bWorks(t, "after the disk fill")
