@@ -38,8 +38,9 @@ const fillQuota = 1 << 20
 // quota are refused 507 naming it, as before; her run's results now go through the same quota
 // and fail naming it, so A holds no more than its quota on any node and no partial or temporary
 // file shows in its listing. Without the fix (results written with no reservation, as
-// durable.Create alone did) the run succeeds and A holds 1.8 MiB on each node: the wait for the
-// run's failure, and the sum of A's listed bytes per node, fail. Meanwhile bob's run and his PUTs
+// durable.Create alone did) the run succeeds, its results making A hold 1.8 MiB on each node:
+// the wait for the run's failure fails (seen with the fix taken out), and after it the sum of A's
+// listed bytes per node would. Meanwhile bob's run and his PUTs
 // of more than A's whole quota work on every node, outputs exact: the quota is A's alone.
 func (f *tenants) diskFill(t *testing.T) {
 	// A holds what the attacks before left (48 MiB of the stalling hpull's on each node): alice
@@ -207,7 +208,8 @@ func (f *tenants) waitQuota(t *testing.T, node string) {
 // bob asks: he is admitted (after refusals while her streams' ends reach the agent, which make
 // him a namespace that waits). Alice asks again, with a slot free: she is refused with 429 naming
 // her fair share and the flag, since she holds far more than half the node while B uses it.
-// Without the fix (one node-wide count) her ask is admitted: the slot is free.
+// Without the fix (one node-wide count) her ask is admitted, the slot being free, and the test
+// fails (seen with the share taken out of fairshare.Cap.Admit).
 func (f *tenants) fairShare(t *testing.T) {
 	node := f.nodes[0]
 	tr := f.aTransform(t, "streams", v1alpha1.CommWS, restrictedTransformer("mlkube/transformer-md5:dev"))

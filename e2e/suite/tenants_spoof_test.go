@@ -28,7 +28,7 @@ const spoofFinalizer = "alice.example/keep"
 // own transformer, while the agent has not yet seen her status; an answer of their md5 would be
 // bob's serving her. Without the fix (no credential, or the agent's ws connections pooled by
 // address alone, so her objects ride the connections bob's requests opened) bob's transformer
-// answers the md5, and the test fails. B enforces the restricted Pod Security Standard, so bob
+// answers the md5, and the test fails (seen with the agent's ws pools keyed by address alone). B enforces the restricted Pod Security Standard, so bob
 // has no fqn transformer to read his files through; the same credential guards it.
 func (f *tenants) statusIPSpoof(t *testing.T) {
 	ctx := context.Background()
