@@ -91,6 +91,13 @@ func TestHostileTenant(t *testing.T) {
 	f.bWorks(t, "after the stalling hpull")
 	t.Run("BogusTokenFlood", f.tokenFlood)
 	f.bWorks(t, "after the token flood")
+	t.Run("StatusIPSpoof", f.statusIPSpoof)
+	f.bWorks(t, "after the status IP spoof")
+	// Last of alice's data: it starts by deleting what the attacks before left in A.
+	t.Run("DiskFillUnderQuota", f.diskFill)
+	f.bWorks(t, "after the disk fill")
+	t.Run("FairShare", f.fairShare)
+	f.bWorks(t, "after the fair share")
 	if forged != nil {
 		t.Run("ForgedManagedByLabelsLeftAlone", func(t *testing.T) {
 			forged.unchanged(t)
@@ -173,12 +180,15 @@ func restrictedTransformer(image string, env ...corev1.EnvVar) *corev1.PodTempla
 // HOSTILE mode, Running.
 func (f *tenants) hostileTransform(t *testing.T, name, mode string, comm v1alpha1.Communication) *v1alpha1.Transform {
 	t.Helper()
+	return f.aTransform(t, name, comm, restrictedTransformer(hostileImage, corev1.EnvVar{Name: "HOSTILE", Value: mode}))
+}
+
+// aTransform is alice's Transform named name over comm with template, Running.
+func (f *tenants) aTransform(t *testing.T, name string, comm v1alpha1.Communication, template *corev1.PodTemplateSpec) *v1alpha1.Transform {
+	t.Helper()
 	tr := &v1alpha1.Transform{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.nsA},
-		Spec: v1alpha1.TransformSpec{
-			Communication: comm,
-			PodTemplate:   restrictedTransformer(hostileImage, corev1.EnvVar{Name: "HOSTILE", Value: mode}),
-		},
+		Spec:       v1alpha1.TransformSpec{Communication: comm, PodTemplate: template},
 	}
 	f.alice.MustCreate(t, tr)
 	return k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
