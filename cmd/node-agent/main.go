@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -267,6 +268,9 @@ func run(s serving, opts agent.Options) error {
 		return err
 	}
 	defer a.Close()
+	if err := prepareFQN(ctx, transforms, a); err != nil {
+		return err
+	}
 	if s.pprof != "" {
 		go servePprof(ctx, s.pprof)
 	}
@@ -283,4 +287,25 @@ func run(s serving, opts agent.Options) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// prepareFQN has the agent make the data directory of each fqn Transform's namespace as the
+// Transform appears, before its transformer pods can mount it (Agent.PrepareFQN).
+func prepareFQN(ctx context.Context, transforms cache.Cache, a *agent.Agent) error {
+	inf, err := transforms.GetInformer(ctx, &etlv1alpha1.Transform{})
+	if err != nil {
+		return fmt.Errorf("informer of Transforms: %w", err)
+	}
+	prepare := func(obj any) {
+		if t, ok := obj.(*etlv1alpha1.Transform); ok {
+			if err := a.PrepareFQN(t); err != nil {
+				slog.Error("fqn data directory", "error", err)
+			}
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    prepare,
+		UpdateFunc: func(_, obj any) { prepare(obj) },
+	})
+	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
@@ -295,6 +296,20 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Stats returns what the agent recorded so far, as GET /v1/stats answers it.
 func (a *Agent) Stats() wire.StatsReport { return a.stats.report() }
+
+// PrepareFQN makes the node's directory of t's namespace, owned by the
+// agent, when t is an fqn Transform: its transformer pods mount that
+// directory, and the kubelet waits for it rather than make it as root, which
+// would leave the agent unable to store the namespace's objects.
+func (a *Agent) PrepareFQN(t *etlv1alpha1.Transform) error {
+	if t.Spec.Argument != etlv1alpha1.ArgFQN {
+		return nil
+	}
+	if err := a.objects.prepare(t.Namespace); err != nil {
+		return fmt.Errorf("data directory of namespace %s for fqn Transform %s: %w", t.Namespace, t.Name, err)
+	}
+	return nil
+}
 
 // Close stops the runs, waiting until their workers let go of the data
 // root (their objects in flight are redone when each run resumes), and

@@ -39,16 +39,23 @@ func (s *objectStore) sweepTemps() error {
 	return durable.SweepTemps(s.root, ".", putTag)
 }
 
+// prepare makes namespace ns's directory when it has none. Readable by all,
+// as the objects are (package durable): fqn transformer pods, which may run
+// as any user, read the namespace's directory through a mount of it alone,
+// and the data root itself (0750) keeps everyone else out.
+func (s *objectStore) prepare(ns string) error {
+	if err := s.root.Mkdir(ns, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
 func (s *objectStore) namespace(ns string) *dataroot.Namespace { return dataroot.Of(s.root, ns, "") }
 
 // put stores body as object of ns. want is the SHA-256 the client sent, or
 // "". It returns the stored object's description.
 func (s *objectStore) put(ns, object string, body io.Reader, size int64, want string) (wire.ObjectInfo, error) {
-	// Readable by all, as the objects are (package durable): fqn transformer
-	// pods, which may run as any user, read the namespace's directory through
-	// a mount of it alone, and the data root itself (0750) keeps everyone
-	// else out.
-	if err := s.root.Mkdir(ns, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := s.prepare(ns); err != nil {
 		return wire.ObjectInfo{}, s.bounds.full(durable.StorageError(object, err), putAdvice)
 	}
 	nsRoot, err := s.namespace(ns).Enter()

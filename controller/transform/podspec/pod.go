@@ -163,7 +163,11 @@ func wrapWithIOShim(spec *corev1.PodSpec, image string) {
 // read-only, at wire.DataRoot: the path the node agent names the namespace's files by. No other
 // namespace's data is in the pod.
 func mountDataRoot(spec *corev1.PodSpec, node, namespace string) {
-	hostPathType := corev1.HostPathDirectoryOrCreate
+	// Directory, not DirectoryOrCreate: the node's agent makes the directory, owned by itself, when
+	// it sees the fqn Transform (Agent.PrepareFQN). Made by the kubelet it would belong to root and
+	// the agent could store none of the namespace's objects; the kubelet retries the mount until the
+	// agent has made it.
+	hostPathType := corev1.HostPathDirectory
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: dataRootVolumeName, VolumeSource: corev1.VolumeSource{
 		HostPath: &corev1.HostPathVolumeSource{Path: path.Join(wire.DataRoot, node, namespace), Type: &hostPathType}}})
 	c := &spec.Containers[0]
