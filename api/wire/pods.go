@@ -19,6 +19,11 @@ import (
 // containers. One directory per node keeps nodes apart where they share storage.
 const DataRoot = "/var/lib/mlkube/data"
 
+// DataDriver is the CSI driver, served by each node's agent DaemonSet, that mounts an fqn
+// transformer's namespace directory read-only into its pod: a csi volume keeps the transformer
+// pod within the restricted Pod Security Standard, which forbids hostPath.
+const DataDriver = "data.mlkube.io"
+
 // The environment of transformer containers, besides EnvPort and EnvFQNRoot.
 const (
 	// EnvNode is the node the transformer pod is pinned to.

@@ -33,8 +33,8 @@ const (
 	ReservedEnvPrefix = "MLKUBE_"
 	// IOShimInitName is the io shim's init container.
 	IOShimInitName = "io-shim-install"
-	// DataDriver is the CSI driver that is to serve fqn's data root (docs/design/tenant-isolation.md).
-	DataDriver = "data.mlkube.io"
+	// DataDriver is the CSI driver that serves fqn's data root; templates may not name it.
+	DataDriver = wire.DataDriver
 )
 
 // Labels select the transformer pods of t, on every node.
