@@ -107,6 +107,8 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	fs.StringVar(&opts.PeerServiceAccount, "peer-service-account", opts.PeerServiceAccount, "the user whose token a forwarded object request must carry: the agents' ServiceAccount")
 	fs.StringVar(&srv.keyDir, "transformer-key-dir", TransformerKeyDir,
 		"the Secret "+transformertoken.SecretName+"'s volume: the keys the credential presented to each transformer is derived with; read again when it changes")
+	fs.BoolVar(&opts.RequireTransformerAuth, "require-transformer-auth", false,
+		"before a transformer pod's first object, send it "+agent.PathAuthProbe+" without the credential, and refuse (503) one that answers below 400: it would answer anyone who reaches it (docs/transforms.md#credential)")
 	fs.BoolVar(&srv.prepare, "prepare-data-root", false,
 		"give the data root to --data-root-uid:--data-root-gid with mode 0750 and exit (the DaemonSet's init container, as root)")
 	fs.IntVar(&srv.uid, "data-root-uid", 65532, "with --prepare-data-root: the agent's user")

@@ -182,3 +182,14 @@ func TestVersionFlag(t *testing.T) {
 		t.Errorf("node-agent --version printed %q, want it to start with %q", out, want)
 	}
 }
+
+// TestRequireTransformerAuthFlag: the probe is off unless asked for (transformers built on an
+// older SDK keep working through an upgrade), and the flag turns it on.
+func TestRequireTransformerAuthFlag(t *testing.T) {
+	for args, want := range map[string]bool{"": false, "--require-transformer-auth": true, "--require-transformer-auth=false": false} {
+		_, opts, err := parseFlags(strings.Fields(args), noEnv)
+		if err != nil || opts.RequireTransformerAuth != want {
+			t.Errorf("%q: %v, %v; want %v", args, opts.RequireTransformerAuth, err, want)
+		}
+	}
+}

@@ -70,6 +70,9 @@ type Options struct {
 	// ?src= off.
 	Src      egress.Policy
 	Resolver Resolver
+	// RequireTransformerAuth makes the agent probe each transformer pod before its first object
+	// (PathAuthProbe, without the credential) and refuse, with 503, one that answers below 400.
+	RequireTransformerAuth bool
 	// MinFreeBytes is the free space of the data root an object API PUT
 	// never takes (507 past it).
 	MinFreeBytes int64
@@ -174,6 +177,9 @@ func New(opts Options) (*Agent, error) {
 		limits:  newNodeLimits(opts),
 	}
 	a.stats.forget = a.metrics.forget
+	if opts.RequireTransformerAuth {
+		a.resolver = &probingResolver{next: opts.Resolver, probe: a.probeTransformer}
+	}
 	a.objects = &objectStore{root: root, node: opts.Node, bounds: storeBounds{
 		node: opts.Node, maxSize: opts.MaxObjectSize, minFree: opts.MinFreeBytes,
 		quota: opts.NamespaceQuota, quotaOf: opts.NamespaceQuotaOf, freeBytes: statfsFree(root.Name()),

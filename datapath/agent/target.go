@@ -21,8 +21,8 @@ type Target struct {
 	Communication   etlv1alpha1.Communication
 	Argument        etlv1alpha1.Argument
 	ObjectTimeout   time.Duration
-	// URL is the local transformer's base URL, "http://ip:port".
-	URL string
+	// URL is the local transformer's base URL, "http://ip:port", and Pod its pod's name.
+	URL, Pod string
 	// Token is the credential the transformer expects (wire.HeaderTransformerToken), derived for
 	// this Transform alone; empty for a transformer created before tokens, which gets no header.
 	Token string
@@ -90,6 +90,7 @@ func TargetOf(t *etlv1alpha1.Transform, node string) (Target, error) {
 		Argument:      t.Spec.Argument,
 		ObjectTimeout: objectTimeout(t.Spec),
 		URL:           "http://" + net.JoinHostPort(ns.IP, strconv.Itoa(int(port))),
+		Pod:           ns.Pod,
 		TokenKey:      ns.TokenKey,
 		UID:           t.UID,
 	}, nil
