@@ -83,21 +83,23 @@ func TestHostileTenant(t *testing.T) {
 	t.Run("ForgedManagedByLabels", func(t *testing.T) { forged = f.forgeManagedBy(t) })
 	f.bWorks(t, "at the start")
 
-	t.Run("HeaderBomb", f.headerBomb)
-	f.bWorks(t, "after the header bomb")
-	t.Run("TemplateBomb", f.templateBomb)
-	f.bWorks(t, "after the template bomb")
-	t.Run("StallingHPull", f.stallingHPull)
-	f.bWorks(t, "after the stalling hpull")
-	t.Run("BogusTokenFlood", f.tokenFlood)
-	f.bWorks(t, "after the token flood")
-	t.Run("StatusIPSpoof", f.statusIPSpoof)
-	f.bWorks(t, "after the status IP spoof")
-	// Last of alice's data: it starts by deleting what the attacks before left in A.
-	t.Run("DiskFillUnderQuota", f.diskFill)
-	f.bWorks(t, "after the disk fill")
-	t.Run("FairShare", f.fairShare)
-	f.bWorks(t, "after the fair share")
+	// In this order, each followed by B's check.
+	for _, a := range []struct {
+		name, what string // the subtest, and the attack as B's check names it
+		attack     func(*testing.T)
+	}{
+		{"HeaderBomb", "the header bomb", f.headerBomb},
+		{"TemplateBomb", "the template bomb", f.templateBomb},
+		{"StallingHPull", "the stalling hpull", f.stallingHPull},
+		{"BogusTokenFlood", "the token flood", f.tokenFlood},
+		{"StatusIPSpoof", "the status IP spoof", f.statusIPSpoof},
+		// Last of alice's data: it starts by deleting what the attacks before left in A.
+		{"DiskFillUnderQuota", "the disk fill", f.diskFill},
+		{"FairShare", "the fair share", f.fairShare},
+	} {
+		t.Run(a.name, a.attack)
+		f.bWorks(t, "after "+a.what)
+	}
 	if forged != nil {
 		t.Run("ForgedManagedByLabelsLeftAlone", func(t *testing.T) {
 			forged.unchanged(t)
