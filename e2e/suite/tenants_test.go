@@ -23,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -146,13 +145,7 @@ func newTenants(t *testing.T) *tenants {
 // impersonate is a client acting as user, as kubectl --as does: only the user's own rights.
 func impersonate(t *testing.T, user string) kubetest.Client {
 	t.Helper()
-	c := rest.CopyConfig(cfg)
-	c.Impersonate = rest.ImpersonationConfig{UserName: user}
-	cl, err := client.New(c, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kubetest.Client{Client: cl, Interval: time.Second, Timeout: pollTimeout}
+	return kubetest.Client{Client: kubetest.Impersonate(t, cfg, scheme.New(), user), Interval: time.Second, Timeout: pollTimeout}
 }
 
 // restrictedTransformer is a transformer pod template that the restricted Pod Security Standard
