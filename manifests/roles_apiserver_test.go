@@ -10,27 +10,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 const agentNamespace = "mlkube-datapath"
-
-// startAPIServer runs a real kube-apiserver and etcd with RBAC (make test sets KUBEBUILDER_ASSETS).
-func startAPIServer(t *testing.T) kubernetes.Interface {
-	t.Helper()
-	if !kubetest.HaveEnvtest() {
-		t.Skip("KUBEBUILDER_ASSETS is not set (`make test` sets it)")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting the API server: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	return kubernetes.NewForConfigOrDie(cfg)
-}
 
 // subject is who a SubjectAccessReview asks about.
 type subject struct {
@@ -85,7 +69,7 @@ func concat(lists ...[]string) []string {
 // server's RBAC what each subject may do. Aggregation is simulated by binding each ClusterRole
 // that aggregatedInto names.
 func TestRolesOnTheAPIServer(t *testing.T) {
-	cs := startAPIServer(t)
+	cs := kubernetes.NewForConfigOrDie(kubetest.StartAPIServer(t))
 	ctx := context.Background()
 	b := readBundleRBAC(t)
 	must := func(_ any, err error) {

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -212,16 +211,11 @@ func TestServiceAccountTemplateNeedsTheRightToCreatePods(t *testing.T) {
 	k8s.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "mallory-transforms", Namespace: "default"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "mallory"}}})
-	asMallory := rest.CopyConfig(cfg)
-	asMallory.Impersonate = rest.ImpersonationConfig{UserName: "mallory", Groups: []string{"system:authenticated"}}
-	mallory, err := client.New(asMallory, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mallory := kubetest.Impersonate(t, cfg, k8s.Scheme(), "mallory", "system:authenticated")
 	tr := builders.Transform("borrowed-account").PodTemplate("mlkube/transformer-echo:dev").Obj()
 	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
 	tr.Spec.PodTemplate.Spec.ServiceAccountName = "default"
-	err = mallory.Create(ctx, tr)
+	err := mallory.Create(ctx, tr)
 	wantInvalid(t, err, "spec.podTemplate.spec.serviceAccountName")
 	if err != nil && !strings.Contains(err.Error(), "mallory lacks it") {
 		t.Errorf("the refusal does not name the requester: %v", err)

@@ -10,9 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/scheme"
@@ -47,15 +45,7 @@ func generatedManagerRole(t *testing.T) rbacv1.ClusterRole {
 // read them, so a client that read before writing would get 403 here. A Secret a tenant created
 // first under the token Secret's name, with data of its choosing, is overwritten.
 func TestTokenSecretIsAppliedUnderTheGeneratedRole(t *testing.T) {
-	if !kubetest.HaveEnvtest() {
-		t.Skip("KUBEBUILDER_ASSETS is not set (`make test` sets it)")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting the API server: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := kubetest.StartAPIServer(t)
 	admin, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		t.Fatal(err)
@@ -73,12 +63,7 @@ func TestTokenSecretIsAppliedUnderTheGeneratedRole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	asManager := rest.CopyConfig(cfg)
-	asManager.Impersonate = rest.ImpersonationConfig{UserName: "generated-manager"}
-	manager, err := client.New(asManager, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	manager := kubetest.Impersonate(t, cfg, scheme.New(), "generated-manager")
 	// The role is what the test says it is: no reading of Secrets.
 	var probe corev1.Secret
 	if err := manager.Get(ctx, client.ObjectKey{Namespace: "tenant", Name: "any"}, &probe); !apierrors.IsForbidden(err) {

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"net/http"
-	"os"
 	"testing"
 
 	authnv1 "k8s.io/api/authentication/v1"
@@ -11,11 +10,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/access"
+	"github.com/mlkube/mlkube/internal/kubetest"
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
@@ -25,16 +24,7 @@ import (
 // mlkube-datapath-user's rules), whose answers are cached: the ratio x-open is the reviewed
 // run's speed over the open one's (1.0 is free).
 func BenchmarkAuthorization(b *testing.B) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		b.Skip("KUBEBUILDER_ASSETS is not set (`make bench` sets it)")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = env.Stop() })
-	cs := kubernetes.NewForConfigOrDie(cfg)
+	cs := kubernetes.NewForConfigOrDie(kubetest.StartAPIServer(b))
 	token := boundToken(b, cs)
 	reviewer := access.NewReviewer(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews(), access.DefaultOptions(wire.Audience))
 	for _, size := range []int{4 << 10, 1 << 20} {

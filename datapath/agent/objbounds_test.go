@@ -157,12 +157,7 @@ func wantHeld(t *testing.T, e *env, want []string, n int64) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || held != n {
 		t.Errorf("the data root holds %v, %d bytes; want %v, %d bytes", got, held, want, n)
 	}
-	sp := e.agent.objects.bounds.usage.space("default")
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	if want := (ledger{walked: true, stored: held}); sp.ledger != want {
-		t.Errorf("the agent counts %+v, want %+v", sp.ledger, want)
-	}
+	wantLedger(t, &e.agent.objects.bounds, "default", held, 0)
 }
 
 // TestQuotaOverwrite: the quota counts what a namespace holds once its PUTs
@@ -212,14 +207,15 @@ func testBounds(t *testing.T, quota int64) *storeBounds {
 	return b
 }
 
-// wantLedger checks what b counts for namespace ns.
-func wantLedger(t *testing.T, b *storeBounds, stored, reserved int64) {
+// wantLedger checks what b counts for namespace ns: its walk done, stored
+// bytes landed and reserved bytes held by PUTs in flight.
+func wantLedger(t *testing.T, b *storeBounds, ns string, stored, reserved int64) {
 	t.Helper()
-	sp := b.usage.space("ns")
+	sp := b.usage.space(ns)
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if want := (ledger{walked: true, stored: stored, reserved: reserved}); sp.ledger != want {
-		t.Errorf("counted %+v, want %+v", sp.ledger, want)
+		t.Errorf("namespace %s counted %+v, want %+v", ns, sp.ledger, want)
 	}
 }
 
@@ -254,21 +250,21 @@ func TestReservations(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRefused(t, unknown.cover(41))
-	wantLedger(t, b, 0, 100)
+	wantLedger(t, b, "ns", 0, 100)
 	if err := known.land(60, replacesNothing, renameOK); err != nil {
 		t.Fatal(err)
 	}
 	known.release()
-	wantLedger(t, b, 60, 40)
+	wantLedger(t, b, "ns", 60, 40)
 	unknown.release() // its client went away
-	wantLedger(t, b, 60, 0)
+	wantLedger(t, b, "ns", 60, 0)
 	failed := errors.New("rename failed")
 	_, r, _ := b.admit("ns", 10, 0, putAdvice)
 	if err := r.land(10, replacesNothing, func() error { return failed }); !errors.Is(err, failed) {
 		t.Errorf("a failed rename: %v", err)
 	}
 	r.release()
-	wantLedger(t, b, 60, 0)
+	wantLedger(t, b, "ns", 60, 0)
 }
 
 // TestReservationsOverwrite: an overwrite holds what its object adds over
@@ -286,7 +282,7 @@ func TestReservationsOverwrite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("an overwrite that adds the 10 bytes left: %v", err)
 	}
-	wantLedger(t, b, 90, 10)
+	wantLedger(t, b, "ns", 90, 10)
 	if err := b.usage.change("ns", func() (int64, error) { return -60, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +295,7 @@ func TestReservationsOverwrite(t *testing.T) {
 		return nil
 	}))
 	over.release()
-	wantLedger(t, b, 30, 60)
+	wantLedger(t, b, "ns", 30, 60)
 	if err := other.land(60, replacesNothing, renameOK); err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +303,7 @@ func TestReservationsOverwrite(t *testing.T) {
 	if err := shrink.land(20, func() int64 { return 60 }, renameOK); err != nil {
 		t.Fatal(err)
 	}
-	wantLedger(t, b, 50, 0)
+	wantLedger(t, b, "ns", 50, 0)
 }
 
 // TestReservationsConcurrent: of PUTs admitted at once, as many as the quota
@@ -335,5 +331,5 @@ func TestReservationsConcurrent(t *testing.T) {
 	if admitted.Load() != 16 {
 		t.Errorf("%d PUTs of 16 bytes admitted under a quota of 256", admitted.Load())
 	}
-	wantLedger(t, b, 0, 256)
+	wantLedger(t, b, "ns", 0, 256)
 }

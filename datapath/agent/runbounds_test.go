@@ -89,12 +89,7 @@ func TestNodeRunResultsWithinQuota(t *testing.T) {
 	if held > quota {
 		t.Errorf("the namespace holds %d bytes, over its quota of %d", held, quota)
 	}
-	sp := e.agent.objects.bounds.usage.space("default")
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	if want := (ledger{walked: true, stored: held}); sp.ledger != want {
-		t.Errorf("the agent counts %+v, want %+v", sp.ledger, want)
-	}
+	wantLedger(t, &e.agent.objects.bounds, "default", held, 0)
 }
 
 // TestNodeRunErrorManifestCounted: an error manifest that fits the quota
@@ -112,10 +107,5 @@ func TestNodeRunErrorManifestCounted(t *testing.T) {
 	if !e.exists("out/" + wire.ErrorManifest(testUID)) {
 		t.Fatalf("no error manifest: %q", s.Message)
 	}
-	sp := e.agent.objects.bounds.usage.space("default")
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	if want := (ledger{walked: true, stored: e.visibleBytes()}); sp.ledger != want {
-		t.Errorf("the agent counts %+v, want %+v", sp.ledger, want)
-	}
+	wantLedger(t, &e.agent.objects.bounds, "default", e.visibleBytes(), 0)
 }

@@ -54,8 +54,20 @@ func clientOn(t *testing.T, ns, node string) string {
 			},
 		},
 	}
+	startPod(t, pod)
+	t.Cleanup(func() {
+		if code, body := nodeFiles(ns, pod.Name, "DELETE", ""); code != 204 {
+			t.Logf("removing namespace %s's data from node %s: %d %s", ns, node, code, body)
+		}
+	})
+	return pod.Name
+}
+
+// startPod creates pod and returns it once it is ready, with its IP.
+func startPod(t *testing.T, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
 	k8s.MustCreate(t, pod)
-	kubetest.WaitFor(t, k8s, "client pod on "+node, pod, func(p *corev1.Pod) (bool, error) {
+	return kubetest.WaitFor(t, k8s, "pod "+pod.Namespace+"/"+pod.Name+" on "+pod.Spec.NodeName+" ready", pod, func(p *corev1.Pod) (bool, error) {
 		if err := podFailed(p); err != nil {
 			return false, kubetest.Stop(err)
 		}
@@ -66,12 +78,6 @@ func clientOn(t *testing.T, ns, node string) string {
 		}
 		return false, nil
 	})
-	t.Cleanup(func() {
-		if code, body := nodeFiles(ns, pod.Name, "DELETE", ""); code != 204 {
-			t.Logf("removing namespace %s's data from node %s: %d %s", ns, node, code, body)
-		}
-	})
-	return pod.Name
 }
 
 // nodeFiles calls the client pod's /files through the API server's pod proxy and returns the

@@ -119,13 +119,7 @@ func (f *tenants) diskFill(t *testing.T) {
 // a source, resultSize bytes), its error manifests; nothing hidden or half written.
 func (f *tenants) aWithinQuota(t *testing.T, resultSize int64) {
 	t.Helper()
-	list, err := listObjects(t, f.agents[f.nodes[0]], f.nsA, "", f.tokenA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if list.Next != "" {
-		t.Fatal("A's objects fill more than a page: the suite reads one")
-	}
+	list := f.aObjects(t)
 	used := map[string]int64{}
 	for _, o := range list.Items {
 		used[o.Node] += o.Size
@@ -145,8 +139,9 @@ func (f *tenants) aWithinQuota(t *testing.T, resultSize int64) {
 	}
 }
 
-// aDeleteAll deletes every object of A, as alice.
-func (f *tenants) aDeleteAll(t *testing.T) {
+// aObjects is the listing of A's objects, as alice, through the first node's agent: each item
+// names the node it is on.
+func (f *tenants) aObjects(t *testing.T) wire.ObjectList {
 	t.Helper()
 	list, err := listObjects(t, f.agents[f.nodes[0]], f.nsA, "", f.tokenA)
 	if err != nil {
@@ -155,6 +150,13 @@ func (f *tenants) aDeleteAll(t *testing.T) {
 	if list.Next != "" {
 		t.Fatal("A's objects fill more than a page: the suite reads one")
 	}
+	return list
+}
+
+// aDeleteAll deletes every object of A, as alice.
+func (f *tenants) aDeleteAll(t *testing.T) {
+	t.Helper()
+	list := f.aObjects(t)
 	for _, o := range list.Items {
 		if code, body := call(f.agents[o.Node], http.MethodDelete, objectPath(f.nsA, o.Name), f.tokenA, nil); code/100 != 2 {
 			t.Fatalf("alice deleting her %s on %s: %d %.300q", o.Name, o.Node, code, body)

@@ -23,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -83,21 +82,23 @@ func TestHostileTenant(t *testing.T) {
 	t.Run("ForgedManagedByLabels", func(t *testing.T) { forged = f.forgeManagedBy(t) })
 	f.bWorks(t, "at the start")
 
-	t.Run("HeaderBomb", f.headerBomb)
-	f.bWorks(t, "after the header bomb")
-	t.Run("TemplateBomb", f.templateBomb)
-	f.bWorks(t, "after the template bomb")
-	t.Run("StallingHPull", f.stallingHPull)
-	f.bWorks(t, "after the stalling hpull")
-	t.Run("BogusTokenFlood", f.tokenFlood)
-	f.bWorks(t, "after the token flood")
-	t.Run("StatusIPSpoof", f.statusIPSpoof)
-	f.bWorks(t, "after the status IP spoof")
-	// Last of alice's data: it starts by deleting what the attacks before left in A.
-	t.Run("DiskFillUnderQuota", f.diskFill)
-	f.bWorks(t, "after the disk fill")
-	t.Run("FairShare", f.fairShare)
-	f.bWorks(t, "after the fair share")
+	// In this order, each followed by B's check.
+	for _, a := range []struct {
+		name, what string // the subtest, and the attack as B's check names it
+		attack     func(*testing.T)
+	}{
+		{"HeaderBomb", "the header bomb", f.headerBomb},
+		{"TemplateBomb", "the template bomb", f.templateBomb},
+		{"StallingHPull", "the stalling hpull", f.stallingHPull},
+		{"BogusTokenFlood", "the token flood", f.tokenFlood},
+		{"StatusIPSpoof", "the status IP spoof", f.statusIPSpoof},
+		// Last of alice's data: it starts by deleting what the attacks before left in A.
+		{"DiskFillUnderQuota", "the disk fill", f.diskFill},
+		{"FairShare", "the fair share", f.fairShare},
+	} {
+		t.Run(a.name, a.attack)
+		f.bWorks(t, "after "+a.what)
+	}
 	if forged != nil {
 		t.Run("ForgedManagedByLabelsLeftAlone", func(t *testing.T) {
 			forged.unchanged(t)
@@ -144,13 +145,7 @@ func newTenants(t *testing.T) *tenants {
 // impersonate is a client acting as user, as kubectl --as does: only the user's own rights.
 func impersonate(t *testing.T, user string) kubetest.Client {
 	t.Helper()
-	c := rest.CopyConfig(cfg)
-	c.Impersonate = rest.ImpersonationConfig{UserName: user}
-	cl, err := client.New(c, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kubetest.Client{Client: cl, Interval: time.Second, Timeout: pollTimeout}
+	return kubetest.Client{Client: kubetest.Impersonate(t, cfg, scheme.New(), user), Interval: time.Second, Timeout: pollTimeout}
 }
 
 // restrictedTransformer is a transformer pod template that the restricted Pod Security Standard

@@ -2,7 +2,6 @@ package access
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	authnv1 "k8s.io/api/authentication/v1"
@@ -10,30 +9,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-)
 
-// startAPIServer runs a real kube-apiserver and etcd (make test sets KUBEBUILDER_ASSETS).
-func startAPIServer(t *testing.T) *kubernetes.Clientset {
-	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		if os.Getenv("MLKUBE_REQUIRE_ENVTEST") != "" {
-			t.Fatal("KUBEBUILDER_ASSETS is not set; run `make test`")
-		}
-		t.Skip("KUBEBUILDER_ASSETS is not set (`make test` sets it)")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting the API server: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	return kubernetes.NewForConfigOrDie(cfg)
-}
+	"github.com/mlkube/mlkube/internal/kubetest"
+)
 
 // TestAgainstTheAPIServer: real ServiceAccount tokens, TokenReview and RBAC decide, as on a cluster.
 func TestAgainstTheAPIServer(t *testing.T) {
-	cs := startAPIServer(t)
+	cs := kubernetes.NewForConfigOrDie(kubetest.StartAPIServer(t))
 	ctx := context.Background()
 	for _, ns := range []string{"team-a", "team-b"} {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {

@@ -3,8 +3,9 @@
 // objects through an API server and waiting on what the controllers make of them: a [Client] that
 // polls with its suite's own interval and timeout and fails at once on a [Stop]; create, get and
 // patch helpers that fail the test; the pods and Services of an MxJob or a Transform; waits for an
-// object's state ([WaitFor]) and the suspend and stop steps built on them; and the check that
-// webhook configurations carry the CA bundle.
+// object's state ([WaitFor]) and the suspend and stop steps built on them; the check that
+// webhook configurations carry the CA bundle; and, for tests of RBAC, token and access reviews,
+// a bare API server of their own ([StartAPIServer]) and a client acting as a user ([Impersonate]).
 package kubetest
 
 import (

@@ -24,14 +24,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(clitest.RunWithAPIServer(m, etl.NewScheme(), func(s *clitest.APIServer) {
-		server = s
-		var err error
-		if k8s, err = client.New(s.Config, client.Options{Scheme: s.Scheme}); err != nil {
-			fmt.Fprintf(os.Stderr, "client: %v\n", err)
-			os.Exit(1)
-		}
-	}))
+	os.Exit(clitest.RunWithAPIServer(m, etl.NewScheme(), func(s *clitest.APIServer) { server, k8s = s, s.Client }))
 }
 
 const transforms = `apiVersion: etl.mlkube.io/v1alpha1

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -19,14 +18,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(clitest.RunWithAPIServer(m, mxjob.NewScheme(), func(s *clitest.APIServer) {
-		server = s
-		var err error
-		if k8s, err = client.New(s.Config, client.Options{Scheme: s.Scheme}); err != nil {
-			fmt.Fprintf(os.Stderr, "client: %v\n", err)
-			os.Exit(1)
-		}
-	}))
+	os.Exit(clitest.RunWithAPIServer(m, mxjob.NewScheme(), func(s *clitest.APIServer) { server, k8s = s, s.Client }))
 }
 
 // plugin runs kubectl-mxjob against the API server, its discovery cache in cacheDir.

@@ -3,6 +3,7 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/mlkube/mlkube/internal/kubetest"
@@ -19,10 +21,11 @@ import (
 
 // APIServer is a real API server (envtest: kube-apiserver and etcd) with mlkube's CRDs alone: a
 // plugin's reads and writes need no webhook, and without the manager objects stay as created, so
-// outputs are exact.
+// outputs are exact. Client reads and writes as the admin, for a test's setup and checks.
 type APIServer struct {
 	Config *rest.Config
 	Scheme *k8sruntime.Scheme
+	Client client.Client
 }
 
 // RunWithAPIServer is a TestMain: it starts the API server, runs the tests with it, stops it and
@@ -34,7 +37,11 @@ func RunWithAPIServer(m *testing.M, scheme *k8sruntime.Scheme, run func(*APIServ
 		ErrorIfCRDPathMissing: true,
 	}
 	return kubetest.RunWithEnvtest(m, env, func(_ context.Context, env *envtest.Environment) error {
-		run(&APIServer{Config: env.Config, Scheme: scheme})
+		c, err := client.New(env.Config, client.Options{Scheme: scheme})
+		if err != nil {
+			return fmt.Errorf("a client of the API server: %w", err)
+		}
+		run(&APIServer{Config: env.Config, Scheme: scheme, Client: c})
 		return nil
 	})
 }
