@@ -1,16 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
-	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,11 +36,10 @@ func checkCSI(s serving, dataRoot string) error {
 // Transforms from the API server directly, one GET each per mount, not through a cache: mounts
 // are rare, and a watch of every pod would cost the API server and the driver far more.
 func runCSI(s serving, opts agent.Options) error {
-	if opts.Node == "" {
-		return errors.New("NODE_NAME is not set")
+	ctx, stop, err := start(opts.Node)
+	if err != nil {
+		return err
 	}
-	ctrl.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	c, err := client.New(ctrl.GetConfigOrDie(), client.Options{Scheme: scheme.New()})
 	if err != nil {

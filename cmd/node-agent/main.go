@@ -223,14 +223,23 @@ func advertiseURL(podIP string, port int) string {
 	return "http://" + net.JoinHostPort(podIP, strconv.Itoa(port))
 }
 
-func run(s serving, opts agent.Options) error {
-	if opts.Node == "" {
-		return errors.New("NODE_NAME is not set")
+// start begins the agent's or the driver's run on node: it returns the context that SIGTERM ends.
+func start(node string) (context.Context, context.CancelFunc, error) {
+	if node == "" {
+		return nil, nil, errors.New("NODE_NAME is not set")
 	}
 	// controller-runtime's cache and clients log with the agent, through slog. Unset, their logs
 	// would be dropped and controller-runtime would print a stack trace saying so.
 	ctrl.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	return ctx, stop, nil
+}
+
+func run(s serving, opts agent.Options) error {
+	ctx, stop, err := start(opts.Node)
+	if err != nil {
+		return err
+	}
 	defer stop()
 	cfg := ctrl.GetConfigOrDie()
 	cs, err := kubernetes.NewForConfig(cfg)
