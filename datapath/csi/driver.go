@@ -12,12 +12,11 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
@@ -120,13 +119,13 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 	if err != nil {
 		return nil, err
 	}
-	pod, err := get(ctx, d.opts.Reader, v.namespace, v.pod, &corev1.Pod{})
+	pod, err := get(ctx, d.opts.Reader, "pod", v.namespace, v.pod, &corev1.Pod{})
 	if err != nil {
 		return nil, err
 	}
 	var t *v1alpha1.Transform
 	if ref := transformOf(pod); ref != nil {
-		if t, err = get(ctx, d.opts.Reader, v.namespace, ref.Name, &v1alpha1.Transform{}); err != nil {
+		if t, err = get(ctx, d.opts.Reader, "Transform", v.namespace, ref.Name, &v1alpha1.Transform{}); err != nil {
 			return nil, err
 		}
 	}
@@ -141,16 +140,16 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 	return &csi.NodePublishVolumeResponse{}, nil
 }
 
-// get reads the object namespace/name into obj: nil when it does not exist, Unavailable when the
+// get reads the object namespace/name, of kind, into obj: nil when it does not exist, Unavailable when the
 // API server does not answer, which the kubelet retries.
-func get[T client.Object](ctx context.Context, r client.Reader, namespace, name string, obj T) (T, error) {
+func get[T client.Object](ctx context.Context, r client.Reader, kind, namespace, name string, obj T) (T, error) {
 	var none T
 	err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj)
 	switch {
 	case apierrors.IsNotFound(err):
 		return none, nil
 	case err != nil:
-		return none, refuse(codes.Unavailable, "reading %T %s/%s: %v", obj, namespace, name, err)
+		return none, refuse(codes.Unavailable, "reading %s %s/%s: %v", kind, namespace, name, err)
 	}
 	return obj, nil
 }

@@ -17,7 +17,11 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/api/wire"
 )
 
@@ -169,5 +173,30 @@ func TestListenSockets(t *testing.T) {
 	opts.KubeletDir = "/" + strings.Repeat("k", 80)
 	if _, err := Listen(opts); err == nil || !strings.Contains(err.Error(), "longer than the 107 bytes") {
 		t.Errorf("Listen under a deep kubelet directory: %v, want the socket path's limit", err)
+	}
+}
+
+// TestPublishWithoutTheAPIServer: an API server that does not answer is Unavailable, which the
+// kubelet retries, not a refusal of the pod; nothing is mounted.
+func TestPublishWithoutTheAPIServer(t *testing.T) {
+	m := newFakeMounter()
+	opts := testOptions(t, m)
+	opts.Reader = fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return errors.New("connection refused")
+		},
+	}).Build()
+	d, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := publishRequest(opts.KubeletDir, testPod())
+	makeParent(t, req.TargetPath)
+	_, err = d.NodePublishVolume(context.Background(), req)
+	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "reading pod tenant-a/") {
+		t.Errorf("NodePublishVolume: %v, want Unavailable naming the pod", err)
+	}
+	if m.binds != 0 {
+		t.Errorf("%d mounts", m.binds)
 	}
 }
