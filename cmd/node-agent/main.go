@@ -50,6 +50,12 @@ func main() {
 		fmt.Println(version.String("node-agent"))
 		return
 	}
+	if err == nil && srv.csi {
+		err = runCSI(srv, opts)
+		if err == nil {
+			return
+		}
+	}
 	if err == nil && srv.prepare {
 		err = prepareDataRoot(opts.DataRoot, srv.uid, srv.gid)
 		if err == nil {
@@ -79,6 +85,10 @@ type serving struct {
 	uid, gid int
 	// keyDir holds the cluster keys the transformers' credentials are derived with.
 	keyDir string
+	// csi asks to serve the CSI driver data.mlkube.io instead of the agent (csi.go), with the
+	// kubelet's directory kubeletDir.
+	csi        bool
+	kubeletDir string
 }
 
 // parseFlags reads the agent's flags from args and its environment through
@@ -111,8 +121,12 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 		"before a transformer pod's first object, send it "+agent.PathAuthProbe+" without the credential, and refuse (503) one that answers below 400: it would answer anyone who reaches it (docs/transforms.md#credential)")
 	fs.BoolVar(&srv.prepare, "prepare-data-root", false,
 		"give the data root to --data-root-uid:--data-root-gid with mode 0750 and exit (the DaemonSet's init container, as root)")
-	fs.IntVar(&srv.uid, "data-root-uid", 65532, "with --prepare-data-root: the agent's user")
-	fs.IntVar(&srv.gid, "data-root-gid", 65532, "with --prepare-data-root: the agent's group")
+	fs.IntVar(&srv.uid, "data-root-uid", 65532, "with --prepare-data-root and --csi: the agent's user, given the data root and the namespace directories --csi makes")
+	fs.IntVar(&srv.gid, "data-root-gid", 65532, "with --prepare-data-root and --csi: the agent's group")
+	fs.BoolVar(&srv.csi, "csi", false,
+		"serve the CSI driver "+wire.DataDriver+" until SIGTERM instead of the agent: it mounts the data root's directory of an fqn transformer pod's namespace into the pod, read-only (the DaemonSet's data-csi container, privileged)")
+	fs.StringVar(&srv.kubeletDir, "kubelet-dir", "/var/lib/kubelet",
+		"with --csi: the kubelet's directory (its --root-dir) on the host, mounted at the same path in the container; the driver's sockets are under it")
 	fs.IntVar(&opts.WSConns, "ws-conns", opts.WSConns, "WebSocket connections kept per ws transformer")
 	fs.IntVar(&opts.MaxOfflineRuns, "max-offline-runs", opts.MaxOfflineRuns, "runs (TransformRun shares) at once on the node, shared fairly among namespaces; more are refused with 429")
 	fs.IntVar(&opts.MaxOfflineWorkers, "max-offline-workers", opts.MaxOfflineWorkers, "run workers at once on the node, across runs, shared fairly among namespaces; a run past it is refused with 429")
@@ -135,6 +149,9 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 		return srv, opts, err
 	}
 	if err := checkReviewRate(srv.review); err != nil {
+		return srv, opts, err
+	}
+	if err := checkCSI(srv, opts.DataRoot); err != nil {
 		return srv, opts, err
 	}
 	opts.Src, err = egress.Parse(*srcHosts, *srcDenied, *srcAllowed)
@@ -208,14 +225,23 @@ func advertiseURL(podIP string, port int) string {
 	return "http://" + net.JoinHostPort(podIP, strconv.Itoa(port))
 }
 
-func run(s serving, opts agent.Options) error {
-	if opts.Node == "" {
-		return errors.New("NODE_NAME is not set")
+// start begins the agent's or the driver's run on node: it returns the context that SIGTERM ends.
+func start(node string) (context.Context, context.CancelFunc, error) {
+	if node == "" {
+		return nil, nil, errors.New("NODE_NAME is not set")
 	}
 	// controller-runtime's cache and clients log with the agent, through slog. Unset, their logs
 	// would be dropped and controller-runtime would print a stack trace saying so.
 	ctrl.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	return ctx, stop, nil
+}
+
+func run(s serving, opts agent.Options) error {
+	ctx, stop, err := start(opts.Node)
+	if err != nil {
+		return err
+	}
 	defer stop()
 	cfg := ctrl.GetConfigOrDie()
 	cs, err := kubernetes.NewForConfig(cfg)

@@ -193,3 +193,32 @@ func TestRequireTransformerAuthFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestCSIFlags: --csi serves under the kubelet's usual directory by default, takes another, and
+// refuses a directory it could not mount under or bind its sockets in, naming the flag.
+func TestCSIFlags(t *testing.T) {
+	srv, opts, err := parseFlags([]string{"--csi"}, noEnv)
+	if err != nil || !srv.csi || srv.kubeletDir != "/var/lib/kubelet" || srv.uid != 65532 || srv.gid != 65532 || opts.DataRoot != "/var/lib/mlkube/data" {
+		t.Errorf("--csi: %+v, data root %s, %v; want /var/lib/kubelet, 65532:65532 and /var/lib/mlkube/data", srv, opts.DataRoot, err)
+	}
+	if srv, _, err := parseFlags([]string{"--csi", "--kubelet-dir=/var/lib/k0s/kubelet"}, noEnv); err != nil || srv.kubeletDir != "/var/lib/k0s/kubelet" {
+		t.Errorf("--kubelet-dir=/var/lib/k0s/kubelet: %q, %v", srv.kubeletDir, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--csi", "--kubelet-dir=var/lib/kubelet"}, "--kubelet-dir"},
+		{[]string{"--csi", "--kubelet-dir=/var/lib/../kubelet"}, "--kubelet-dir"},
+		{[]string{"--csi", "--kubelet-dir=/" + strings.Repeat("k", 80)}, "--kubelet-dir"},
+		{[]string{"--csi", "--data-root=data"}, "--data-root"},
+		{[]string{"--csi", "--prepare-data-root"}, "--prepare-data-root"},
+	} {
+		if _, _, err := parseFlags(tc.args, noEnv); err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("%v: %v, want it refused, naming %s", tc.args, err, tc.flag)
+		}
+	}
+	if _, _, err := parseFlags([]string{"--kubelet-dir=relative"}, noEnv); err != nil {
+		t.Errorf("--kubelet-dir without --csi: %v, want it ignored as the agent does not use it", err)
+	}
+}
