@@ -16,22 +16,28 @@ type SystemMounter struct{}
 
 var _ Mounter = SystemMounter{}
 
-// readOnlyFlags are the remount's: read-only, and nothing in the namespace's data can become a
-// set-uid program, a device or an executable in the transformer. MS_REC is left out on purpose,
-// both here and in the bind, so mounts under the data root are not carried into the pod.
-const readOnlyFlags = unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+// readOnlyAttrs are the mount's: read-only, and nothing in the namespace's data can become a
+// set-uid program, a device or an executable in the transformer.
+const readOnlyAttrs = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 
-// BindReadOnly implements Mounter. A bind mount takes its flags from the remount that follows
-// it, so until then it is writable: a failed remount undoes the bind.
+// BindReadOnly implements Mounter. The bind is made detached (open_tree), given its attributes,
+// and only then attached on target (move_mount). The order matters: target lies in the kubelet's
+// directory, a shared mount, and the kernel copies a new mount into every peer of it (the host's
+// view, which the kubelet hands the container runtime) with the flags it has when it is attached.
+// A bind remounted read-only afterwards, as mount(2) alone allows, would stay writable, set-uid
+// and executable in those copies: a remount changes one mount, and does not propagate. The clone
+// is not recursive, so mounts under the data root are not carried into the pod.
 func (SystemMounter) BindReadOnly(source, target string) error {
-	if err := unix.Mount(source, target, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind mount: %w", err)
+	tree, err := unix.OpenTree(unix.AT_FDCWD, source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("cloning %s for a bind mount (open_tree, Linux 5.12 or later with mount_setattr): %w", source, err)
 	}
-	if err := unix.Mount("", target, "", readOnlyFlags, ""); err != nil {
-		if uerr := unix.Unmount(target, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); uerr != nil {
-			return fmt.Errorf("remounting read-only: %w; and undoing the bind: %w", err, uerr)
-		}
-		return fmt.Errorf("remounting read-only: %w", err)
+	defer unix.Close(tree)
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: readOnlyAttrs}); err != nil {
+		return fmt.Errorf("making the bind mount read-only, nosuid, nodev and noexec (mount_setattr): %w", err)
+	}
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attaching the bind mount (move_mount): %w", err)
 	}
 	return nil
 }

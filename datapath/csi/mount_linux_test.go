@@ -222,3 +222,62 @@ func TestMountedIn(t *testing.T) {
 		}
 	}
 }
+
+// TestRealMountIsReadOnlyInEveryPeer: the kubelet's directory is a shared mount, and the kubelet
+// and the container runtime see the driver's mount through a peer of it, not through the driver's
+// own view. There too it must be read-only and noexec: a bind remounted read-only after it was
+// attached stays writable in its peers (seen with mount(2)'s bind-then-remount), since a remount
+// does not propagate.
+func TestRealMountIsReadOnlyInEveryPeer(t *testing.T) {
+	d, opts := realDriver(t, testNS)
+	if err := os.Mkdir(filepath.Join(opts.DataRoot, testNS), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(opts.DataRoot, testNS, "run.sh"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kubelet := opts.KubeletDir
+	if err := unix.Mount(kubelet, kubelet, "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(kubelet, unix.MNT_DETACH) })
+	if err := unix.Mount("", kubelet, "", unix.MS_SHARED, ""); err != nil {
+		t.Fatal(err)
+	}
+	peer := t.TempDir() // the host's view: a bind of a shared mount is its peer
+	if err := unix.Mount(kubelet, peer, "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(peer, unix.MNT_DETACH) })
+
+	req, err := publishFor(t, d, opts, testNS)
+	if err != nil {
+		t.Fatalf("NodePublishVolume: %v", err)
+	}
+	rel, err := filepath.Rel(kubelet, req.TargetPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := filepath.Join(peer, rel)
+	mounts := mountOptions(t, seen)
+	if len(mounts) != 1 {
+		t.Fatalf("mounts on the target in the peer: %v, want the driver's, propagated", mounts)
+	}
+	for _, o := range []string{"ro", "nosuid", "nodev", "noexec"} {
+		if !slices.Contains(strings.Split(mounts[0], ","), o) {
+			t.Errorf("the peer's copy of the mount has options %s, lacking %s", mounts[0], o)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(seen, "new"), []byte("x"), 0o644); !errors.Is(err, unix.EROFS) {
+		t.Errorf("writing through the peer's copy: %v, want EROFS", err)
+	}
+	if err := exec.Command(filepath.Join(seen, "run.sh")).Run(); !errors.Is(err, unix.EACCES) {
+		t.Errorf("executing through the peer's copy: %v, want EACCES (noexec)", err)
+	}
+	if _, err := d.NodeUnpublishVolume(context.Background(), &csi.NodeUnpublishVolumeRequest{VolumeId: req.VolumeId, TargetPath: req.TargetPath}); err != nil {
+		t.Fatal(err)
+	}
+	if mounts := mountOptions(t, seen); len(mounts) != 0 {
+		t.Errorf("the peer's copy after unpublishing: %v, want none", mounts)
+	}
+}
