@@ -13,7 +13,7 @@ func Register(mgr ctrl.Manager) error {
 	if err := mxjob.Rules.Register(mgr); err != nil {
 		return err
 	}
-	if err := transform.NewRules(mgr.GetClient()).Register(mgr); err != nil {
+	if err := transform.NewRules(mgr.GetClient(), mgr.GetAPIReader()).Register(mgr); err != nil {
 		return err
 	}
 	return transformrun.Rules.Register(mgr)

@@ -20,13 +20,20 @@ import (
 //
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// NewRules are Rules with the ServiceAccount check, whose SubjectAccessReviews c creates.
-func NewRules(c client.Client) admit.Rules[*v1alpha1.Transform] {
-	r := Rules
-	r.AccessFunc = func(ctx context.Context, req admission.Request, t *v1alpha1.Transform) (field.ErrorList, error) {
+// NewRules are Rules with the checks that ask the API server: the ServiceAccount check, whose
+// SubjectAccessReviews c creates, and fqn's CSI driver, which r reads (uncached: the manager
+// watches no CSIDrivers).
+func NewRules(c client.Client, r client.Reader) admit.Rules[*v1alpha1.Transform] {
+	rules := Rules
+	driver := newDriverCheck(r)
+	rules.AccessFunc = func(ctx context.Context, req admission.Request, t *v1alpha1.Transform) (field.ErrorList, error) {
+		errs, err := driver.fqnAccess(ctx, t)
+		if err != nil || len(errs) > 0 {
+			return errs, err
+		}
 		return ServiceAccountAccess(ctx, c, req, t)
 	}
-	return r
+	return rules
 }
 
 // ServiceAccountAccess refuses a template that gets the pod a ServiceAccount's identity or token
