@@ -32,6 +32,7 @@ var scopes = map[string][]string{
 		"TestTransformRunResumesAfterItsAgentIsDeleted",       // an agent pod restarting on a data root it owns
 		"TestMxJobDistRendezvousSucceeds",                     // pod to pod across nodes through headless Services
 		"TestHostileTenant",                                   // the agents' and the manager's bounds under the provider's network and cgroups (about 2 min)
+		"TestFQNInRestrictedNamespace",                        // the data.mlkube.io driver under the provider's kubelet and mount propagation
 	},
 	// What an install changes: the manifests (RBAC, roles for users, webhook configuration, the
 	// manager's replicas and budget, the agent's DaemonSet) and images pulled by digest.
@@ -46,6 +47,7 @@ var scopes = map[string][]string{
 		"TestTransformOneReadyPodPerNodeForEachCommunication", // the io shim's image
 		"TestTransformRunResumesAfterItsAgentIsDeleted",       // the agent's init container
 		"TestMxJobDistRendezvousSucceeds",
+		"TestFQNInRestrictedNamespace", // the CSIDriver object, data-csi and the kubelet directory
 	},
 }
 

@@ -12,6 +12,27 @@ WEBHOOK_DEADLINE=${WEBHOOK_DEADLINE:-180}
 # What is installed: MLKUBE_BUNDLE (default the repository's manifests/install.yaml; a release's
 # install.yaml from make release), or, with MLKUBE_CHART_VALUES set to a values file, the Helm
 # chart manifests/chart/mlkube with those values.
+# MLKUBE_KUBELET_DIR: the kubelets' root directory when it is not /var/lib/kubelet, with
+# $(NODE_NAME) for the node's name where each kubelet has its own; the
+# data.mlkube.io CSI driver registers and mounts there (docs/install.md#kubelet-directory).
+# The local test cluster writes its own next to its kubeconfig.
+kubelet_dir=${MLKUBE_KUBELET_DIR:-}
+if [ -z "$kubelet_dir" ] && [ -f "$(dirname "$KUBECONFIG")/kubelet-dir" ]; then
+  kubelet_dir=$(cat "$(dirname "$KUBECONFIG")/kubelet-dir")
+fi
+kubelet_dir=${kubelet_dir:-/var/lib/kubelet}
+kubelet_host_dir=${kubelet_dir%%\$\(NODE_NAME\)*}
+kubelet_host_dir=${kubelet_host_dir%/}
+bundle=${MLKUBE_BUNDLE:-manifests/install.yaml}
+if [ "$kubelet_dir" != /var/lib/kubelet ]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  sed -e "s|--kubelet-dir=/var/lib/kubelet\$|--kubelet-dir=$kubelet_dir|" \
+    -e "s#\(mountPath\|path\): /var/lib/kubelet\$#\1: ${kubelet_host_dir:-/}#" "$bundle" >"$tmp/install.yaml"
+  bundle=$tmp/install.yaml
+  grep -qF -e "--kubelet-dir=$kubelet_dir" "$bundle" ||
+    { echo "deploy: found no --kubelet-dir=/var/lib/kubelet in ${MLKUBE_BUNDLE:-manifests/install.yaml} to set to $kubelet_dir" >&2; exit 1; }
+fi
 if [ -n "${MLKUBE_CHART_VALUES:-}" ]; then
   # Helm cannot label the namespace it creates: the manager's gets the bundle's restricted Pod
   # Security labels first, and the release goes into it.
@@ -19,10 +40,10 @@ if [ -n "${MLKUBE_CHART_VALUES:-}" ]; then
   $kubectl label --overwrite ns mlkube-system app.kubernetes.io/name=mlkube \
     pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
   "$(hack/build/pinned.sh helm)" upgrade --install mlkube manifests/chart/mlkube --namespace mlkube-system \
-    --values "$MLKUBE_CHART_VALUES" --kubeconfig "$KUBECONFIG"
+    --values "$MLKUBE_CHART_VALUES" --set-string "agent.kubeletDir=$kubelet_dir" --kubeconfig "$KUBECONFIG"
 else
   # Server-side: the CRDs embed whole pod templates and outgrow client-side apply's annotation.
-  $kubectl apply --server-side --force-conflicts -f "${MLKUBE_BUNDLE:-manifests/install.yaml}"
+  $kubectl apply --server-side --force-conflicts -f "$bundle"
 fi
 $kubectl -n mlkube-system rollout status deploy/mlkube-manager --timeout=300s
 

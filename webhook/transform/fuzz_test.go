@@ -98,7 +98,7 @@ func checkPodSecurityVerdict(t *testing.T, tr *v1alpha1.Transform) {
 	d := tr.DeepCopy()
 	Default(d)
 	pod := podspec.Build(d, "node", wire.DefaultPodImages())
-	v, err := restrictedtest.Violations(podspec.WithoutDataRoot(&pod.Spec))
+	v, err := restrictedtest.Violations(&pod.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,7 @@ const placeholderNode = "node"
 // validatePodSecurity judges the pod the controller would build from spec, with the defaults it
 // fills, by the restricted Pod Security Standard, and names the template's fields that fail it.
 // The pod is built with the development images: Pod Security does not look at images, and what
-// mlkube adds is the same whichever run. The fqn data root's hostPath is left out: it is
-// mlkube's, not the author's (podspec.WithoutDataRoot).
+// mlkube adds is the same whichever run, fqn's csi data root included.
 func validatePodSecurity(spec *v1alpha1.TransformSpec) field.ErrorList {
 	tr := &v1alpha1.Transform{Spec: *spec.DeepCopy()}
 	Default(tr)
@@ -38,7 +37,7 @@ func validatePodSecurity(spec *v1alpha1.TransformSpec) field.ErrorList {
 		return nil // refused by validateForm; there is no pod to judge
 	}
 	pod := podspec.Build(tr, placeholderNode, wire.DefaultPodImages())
-	errs := podsecurity.Restricted(templateSpecPath, &pod.ObjectMeta, podspec.WithoutDataRoot(&pod.Spec))
+	errs := podsecurity.Restricted(templateSpecPath, &pod.ObjectMeta, &pod.Spec)
 	var users field.ErrorList
 	var ours []string
 	for _, e := range errs {

@@ -120,7 +120,7 @@ func TestPodSecurityOfInitContainers(t *testing.T) {
 }
 
 // A template with no securityContext passes: the controller fills it. So does every form with
-// every communication and argument, fqn's data root (mlkube's hostPath) included.
+// every communication and argument, fqn's data root (mlkube's csi volume) included.
 func TestPlainTransformsPassPodSecurity(t *testing.T) {
 	forms := map[string]*v1alpha1.Transform{
 		"podTemplate": templated(func(*corev1.PodSpec) {}),

@@ -5,13 +5,12 @@ package podspec
 
 import (
 	"maps"
-	"path"
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/labels"
@@ -64,8 +63,7 @@ func ControlledBy(t *v1alpha1.Transform) []metav1.OwnerReference {
 
 // Build makes the transformer pod for node from the Transform's form, pinned to the node; the io
 // shim and the code runtimes run from images. The pod passes the restricted Pod Security Standard
-// unless the template sets a field it forbids, with one exception until the data.mlkube.io CSI
-// driver replaces it: an fqn pod's data root is a hostPath (see WithoutDataRoot).
+// unless the template sets a field it forbids: fqn's data root too, a csi volume.
 func Build(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Pod {
 	spec := basePodSpec(t, images)
 	c := &spec.Containers[0]
@@ -77,7 +75,7 @@ func Build(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Po
 		wrapWithIOShim(spec, images.IOShim)
 	}
 	if t.Spec.Argument == v1alpha1.ArgFQN {
-		mountDataRoot(spec, node, t.Namespace)
+		mountDataRoot(spec)
 	}
 	// A transformer that exits is a failure the controller handles (Abort or Restart with
 	// backoff); the kubelet must not hide it by restarting the container in place.
@@ -159,37 +157,18 @@ func wrapWithIOShim(spec *corev1.PodSpec, image string) {
 	c.VolumeMounts = append(c.VolumeMounts, mount)
 }
 
-// mountDataRoot gives an fqn transformer its namespace's directory of the node's data root,
-// read-only, at wire.DataRoot: the path the node agent names the namespace's files by. No other
-// namespace's data is in the pod.
-func mountDataRoot(spec *corev1.PodSpec, node, namespace string) {
-	// Directory, not DirectoryOrCreate: the node's agent makes the directory, owned by itself, when
-	// it sees the fqn Transform (Agent.PrepareFQN). Made by the kubelet it would belong to root and
-	// the agent could store none of the namespace's objects; the kubelet retries the mount until the
-	// agent has made it.
-	hostPathType := corev1.HostPathDirectory
+// mountDataRoot gives an fqn transformer its namespace's directory of the node, read-only, at
+// wire.DataRoot, the path the agent sends: an inline volume of the data.mlkube.io CSI driver, which
+// the node agents' DaemonSet serves. The driver takes the namespace from the kubelet (the pod's
+// own) and mounts only for the pod this function built for an fqn Transform; a hostPath would
+// keep the pod out of any namespace that enforces the baseline or restricted Pod Security
+// Standard.
+func mountDataRoot(spec *corev1.PodSpec) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: dataRootVolumeName, VolumeSource: corev1.VolumeSource{
-		HostPath: &corev1.HostPathVolumeSource{Path: path.Join(wire.DataRoot, node, namespace), Type: &hostPathType}}})
+		CSI: &corev1.CSIVolumeSource{Driver: wire.DataDriver, ReadOnly: ptr.To(true)}}})
 	c := &spec.Containers[0]
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataRootVolumeName, MountPath: wire.DataRoot, ReadOnly: true})
 	c.Env = append(c.Env, corev1.EnvVar{Name: wire.EnvFQNRoot, Value: wire.DataRoot})
-}
-
-// WithoutDataRoot returns a copy of spec, a pod Build made, without the fqn data root's hostPath
-// volume and its mounts: the part of the pod whose Pod Security the Transform's author answers
-// for. The hostPath is mlkube's own, the only field of the pod that the restricted standard
-// forbids and the template did not write, and the one reason fqn Transforms still need a
-// namespace that admits privileged pods until the data.mlkube.io CSI volume replaces it
-// (docs/design/tenant-isolation.md). Templates cannot name the volume: mlkube- names are
-// reserved to mlkube.
-func WithoutDataRoot(spec *corev1.PodSpec) *corev1.PodSpec {
-	out := spec.DeepCopy()
-	out.Volumes = slices.DeleteFunc(out.Volumes, func(v corev1.Volume) bool { return v.Name == dataRootVolumeName && v.HostPath != nil })
-	for i := range out.Containers {
-		c := &out.Containers[i]
-		c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == dataRootVolumeName })
-	}
-	return out
 }
 
 // pinTo requires the node, as AIStore pins each ETL pod to its target's node.

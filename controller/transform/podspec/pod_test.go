@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -86,8 +85,9 @@ func TestBuildPodForms(t *testing.T) {
 	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != wire.DataRoot || !c.VolumeMounts[0].ReadOnly || env(c)["MLKUBE_FQN_ROOT"] != wire.DataRoot {
 		t.Errorf("fqn container lacks the data root: %+v", c)
 	}
-	if hp := podspec.Build(fqn, "node-1", devImages).Spec.Volumes[0].HostPath; hp == nil || hp.Path != wire.DataRoot+"/node-1/"+fqn.Namespace {
-		t.Errorf("fqn data root volume %+v; want only its namespace's directory of the node's", hp)
+	want := corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: wire.DataDriver, ReadOnly: ptr.To(true)}}
+	if diff := cmp.Diff(want, podspec.Build(fqn, "node-1", devImages).Spec.Volumes[0].VolumeSource); diff != "" {
+		t.Errorf("fqn data root volume (-want +got):\n%s", diff)
 	}
 }
 
@@ -158,8 +158,8 @@ func forms() map[string]*builders.TransformBuilder {
 	}
 }
 
-// Every pod mlkube builds passes the restricted Pod Security Standard, but for the fqn data
-// root's hostPath, which is mlkube's and goes with the data.mlkube.io CSI step.
+// Every pod mlkube builds passes the restricted Pod Security Standard, fqn's data root (a csi
+// volume) included, and none has a hostPath volume.
 func TestBuiltPodsPassRestricted(t *testing.T) {
 	for form, b := range forms() {
 		for _, comm := range []v1alpha1.Communication{v1alpha1.CommHPush, v1alpha1.CommHPull, v1alpha1.CommIO, v1alpha1.CommWS} {
@@ -168,34 +168,20 @@ func TestBuiltPodsPassRestricted(t *testing.T) {
 				tr.Spec.Communication, tr.Spec.Argument = comm, arg
 				tr = defaulted(builders.Transform(tr.Name).Spec(func(s *v1alpha1.TransformSpec) { *s = tr.Spec }))
 				pod := podspec.Build(tr, "node-1", devImages)
-				v, err := restrictedtest.Violations(podspec.WithoutDataRoot(&pod.Spec))
+				v, err := restrictedtest.Violations(&pod.Spec)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(v) > 0 {
 					t.Errorf("%s %s %s: the built pod fails restricted: %v", form, comm, arg, v)
 				}
-				all, _ := restrictedtest.Violations(&pod.Spec)
-				if hostPath := arg == v1alpha1.ArgFQN; (len(all) > 0) != hostPath {
-					t.Errorf("%s %s %s: the whole pod's violations %v; want only fqn's data root", form, comm, arg, all)
+				for _, vol := range pod.Spec.Volumes {
+					if vol.HostPath != nil {
+						t.Errorf("%s %s %s: volume %s is a hostPath", form, comm, arg, vol.Name)
+					}
 				}
 			}
 		}
-	}
-}
-
-// WithoutDataRoot leaves out exactly the data root: the rest of an fqn pod is judged as built.
-func TestWithoutDataRootKeepsTheRest(t *testing.T) {
-	tr := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
-	pod := podspec.Build(tr, "node-1", devImages)
-	got := podspec.WithoutDataRoot(&pod.Spec)
-	want := pod.Spec.DeepCopy()
-	want.Volumes, want.Containers[0].VolumeMounts = nil, nil
-	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if len(pod.Spec.Volumes) != 1 {
-		t.Error("WithoutDataRoot changed the pod it was given")
 	}
 }
 

@@ -34,8 +34,24 @@ type nodeFiles struct {
 	PodLogs         string
 }
 
+// nodesDir holds every node's files. It is a shared mount (shareMount): the node agents' CSI
+// driver mounts into kubelet's pod directories under it with Bidirectional propagation, which
+// containerd allows only below a shared mount, and this machine's / is private.
+func (l layout) nodesDir() string { return l.path("nodes") }
+
+// NodeNameVar stands for a node's name in a path that differs from node to node, as the node
+// agents' DaemonSet expands it ($(NODE_NAME) in its args).
+const NodeNameVar = "$(NODE_NAME)"
+
+// kubeletDir is every node's kubelet root (nodeFiles.KubeletRoot) with NodeNameVar for the node.
+func (l layout) kubeletDir() string { return l.node(NodeNameVar).KubeletRoot }
+
+// kubeletDirFile, next to the kubeconfig, tells hack/cluster/deploy.sh the kubelets' root
+// directory, which is not /var/lib/kubelet here.
+func (l layout) kubeletDirFile() string { return l.path("kubelet-dir") }
+
 func (l layout) node(name string) nodeFiles {
-	dir, run := l.path("nodes", name), filepath.Join(l.Run, name)
+	dir, run := filepath.Join(l.nodesDir(), name), filepath.Join(l.Run, name)
 	return nodeFiles{
 		Dir:             dir,
 		ContainerdRoot:  filepath.Join(dir, "containerd"),

@@ -2,7 +2,9 @@ package local
 
 import (
 	"bufio"
+	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,6 +87,27 @@ func unmountUnder(dirs ...string) error {
 		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
 			return &os.PathError{Op: "unmount", Path: p, Err: err}
 		}
+	}
+	return nil
+}
+
+// shareMount makes dir a mount of its own with shared propagation (a bind mount onto itself),
+// unless it already is one. Teardown's unmountUnder removes it with the mounts below it.
+func shareMount(dir string) error {
+	if err := ensureDir(dir); err != nil {
+		return err
+	}
+	mounts, err := readMounts()
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(mounts, func(m mount) bool { return m.Point == dir }) {
+		if err := syscall.Mount(dir, dir, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind-mounting %s onto itself: %w", dir, err)
+		}
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_SHARED|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("making %s a shared mount: %w", dir, err)
 	}
 	return nil
 }

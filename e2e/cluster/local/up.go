@@ -73,6 +73,12 @@ func (u *bringUp) host(context.Context) error {
 	if err := u.writeFiles(images.Pause.Ref); err != nil {
 		return err
 	}
+	if err := os.WriteFile(u.layout.kubeletDirFile(), []byte(u.layout.kubeletDir()+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := shareMount(u.layout.nodesDir()); err != nil {
+		return err
+	}
 	if err := saveSysctls(u.layout.path("sysctl.json")); err != nil {
 		return err
 	}
