@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mlkube/mlkube/internal/mountinfo"
 )
 
 // SystemMounter mounts with the mount(2) family of system calls.
@@ -79,29 +80,9 @@ func mountedIn(s *bufio.Scanner, target string) (bool, error) {
 	s.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for s.Scan() {
 		fields := strings.Fields(s.Text())
-		if len(fields) > 4 && unescapeMountinfo(fields[4]) == target {
+		if len(fields) > 4 && mountinfo.Unescape(fields[4]) == target {
 			return true, nil
 		}
 	}
 	return false, s.Err()
-}
-
-// unescapeMountinfo undoes the kernel's octal escapes of space, tab, newline and backslash
-// (\040 and so on) in a mountinfo path.
-func unescapeMountinfo(p string) string {
-	if !strings.Contains(p, `\`) {
-		return p
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		if p[i] == '\\' && i+3 < len(p) {
-			if n, err := strconv.ParseUint(p[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(p[i])
-	}
-	return b.String()
 }

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/internal/mountinfo"
 )
 
 // mountOptions returns the per-mount options of each mount on target in /proc/self/mountinfo,
@@ -33,7 +35,7 @@ func mountOptions(t *testing.T, target string) []string {
 	var opts []string
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if fields := strings.Fields(s.Text()); len(fields) > 5 && unescapeMountinfo(fields[4]) == target {
+		if fields := strings.Fields(s.Text()); len(fields) > 5 && mountinfo.Unescape(fields[4]) == target {
 			opts = append(opts, fields[5])
 		}
 	}

@@ -6,9 +6,10 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/mlkube/mlkube/internal/mountinfo"
 )
 
 // mount is one line of /proc/self/mountinfo, as much as the cluster needs.
@@ -41,23 +42,7 @@ func parseMountInfoLine(line string) (mount, bool) {
 	if !ok || len(fields) < 5 || len(postFields) < 1 {
 		return mount{}, false
 	}
-	return mount{Point: unescapeMountPath(fields[4]), FSType: postFields[0]}, true
-}
-
-// unescapeMountPath undoes the kernel's octal escapes (\040 for a space, \011, \012, \134).
-func unescapeMountPath(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return mount{Point: mountinfo.Unescape(fields[4]), FSType: postFields[0]}, true
 }
 
 // mountsUnder lists the mount points at or below any of dirs, deepest first, so each can be
