@@ -22,11 +22,7 @@ import (
 
 // NewRules are Rules with the ServiceAccount check, whose SubjectAccessReviews c creates.
 func NewRules(c client.Client) admit.Rules[*v1alpha1.Transform] {
-	r := Rules
-	r.AccessFunc = func(ctx context.Context, req admission.Request, t *v1alpha1.Transform) (field.ErrorList, error) {
-		return ServiceAccountAccess(ctx, c, req, t)
-	}
-	return r
+	return Rules.WithAccess(c, ServiceAccountAccess)
 }
 
 // ServiceAccountAccess refuses a template that gets the pod a ServiceAccount's identity or token
