@@ -16,5 +16,5 @@ func Register(mgr ctrl.Manager) error {
 	if err := transform.NewRules(mgr.GetClient(), mgr.GetAPIReader()).Register(mgr); err != nil {
 		return err
 	}
-	return transformrun.Rules.Register(mgr)
+	return transformrun.NewRules(mgr.GetClient()).Register(mgr)
 }

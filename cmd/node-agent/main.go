@@ -139,9 +139,9 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	srcHosts := fs.String("src-allowed-hosts", "",
 		"comma-separated hosts (or *.domain) ?src= may fetch objects from; empty turns ?src= off")
 	srcDenied := fs.String("src-denied-cidrs", "",
-		"comma-separated networks ?src= never reaches, beyond loopback, link-local and multicast: the cluster's pod and Service CIDRs, the API server")
+		"comma-separated networks ?src= never reaches, beyond those always refused (loopback, link-local, multicast, and the private 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7): the cluster's pod and Service CIDRs and the API server where they are outside those")
 	srcAllowed := fs.String("src-allowed-cidrs", "",
-		"comma-separated networks ?src= may reach even when denied (an object store inside the cluster)")
+		"comma-separated networks ?src= may reach even when refused by default (private, loopback, link-local) or denied: an object store inside the cluster or on a private network")
 	if err := fs.Parse(args); err != nil {
 		return srv, opts, err
 	}

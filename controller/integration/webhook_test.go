@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -205,13 +204,8 @@ func TestServiceAccountTemplateOfAnAdminIsAdmitted(t *testing.T) {
 // server, says no, and the refusal names the field.
 func TestServiceAccountTemplateNeedsTheRightToCreatePods(t *testing.T) {
 	ctx := context.Background()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "transforms-only"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"transforms"}, Verbs: []string{"create"}}}}
-	k8s.MustCreate(t, role)
-	k8s.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "mallory-transforms", Namespace: "default"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "mallory"}}})
-	mallory := kubetest.Impersonate(t, cfg, k8s.Scheme(), "mallory", "system:authenticated")
+	bind(t, "default", "mallory", onlyCreate(t, "transforms"))
+	mallory := impersonate(t, "mallory")
 	tr := builders.Transform("borrowed-account").PodTemplate("mlkube/transformer-echo:dev").Obj()
 	tr.Spec.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}
 	tr.Spec.PodTemplate.Spec.ServiceAccountName = "default"

@@ -60,6 +60,10 @@ type Options struct {
 	// StreamIdleTimeout closes a client stream with no object in flight
 	// and none sent for that long (status 1001).
 	StreamIdleTimeout time.Duration
+	// StreamReauthorize is how long an open client stream's authorization
+	// stands: the next object after it asks the Authorizer again, and a
+	// refusal closes the stream (1008). 0 asks before every object.
+	StreamReauthorize time.Duration
 	// WriteTimeout bounds each write to a client stream, a pooled
 	// transformer connection or an hpull transformer's fetch of its object:
 	// a peer that stops reading is dropped rather than holding the agent's
@@ -99,6 +103,8 @@ func DefaultOptions() Options {
 		MaxObjectSize:       5 << 30, WSConns: 4,
 		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256, MaxInlineRequests: 256,
 		StreamIdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, PingInterval: 30 * time.Second,
+		StreamReauthorize: time.Minute, // the reviewer's AllowTTL: a re-check sooner would only read its cache
+
 		MinFreeBytes:  1 << 30,
 		PeerTokenFile: wire.TokenFile, PeerServiceAccount: "system:serviceaccount:" + wire.AgentNamespace + ":node-agent",
 		Log: slog.Default(),

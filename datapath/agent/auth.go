@@ -22,6 +22,10 @@ type Authorizer interface {
 	// Authenticate says whose token is, without asking RBAC anything: the
 	// agent checks that a forwarded request comes from a peer agent.
 	Authenticate(ctx context.Context, token string) (access.Caller, error)
+	// Authorize asks RBAC again about a caller Check answered: an open
+	// client stream is re-authorized without its token, which may have
+	// expired since it was presented.
+	Authorize(ctx context.Context, c access.Caller, q access.Request) error
 }
 
 // useTransforms asks to run every stage of p.
@@ -46,12 +50,18 @@ func dataAccess(verb, ns string) access.Request {
 // authorized checks r's caller against reqs and answers 401, 403 or 503
 // when it may not go on.
 func (a *Agent) authorized(w http.ResponseWriter, r *http.Request, p transformPath, reqs ...access.Request) bool {
-	_, err := a.opts.Access.Check(r.Context(), r, reqs...)
+	_, ok := a.authorizedCaller(w, r, p, reqs...)
+	return ok
+}
+
+// authorizedCaller is authorized, returning who the caller is.
+func (a *Agent) authorizedCaller(w http.ResponseWriter, r *http.Request, p transformPath, reqs ...access.Request) (access.Caller, bool) {
+	c, err := a.opts.Access.Check(r.Context(), r, reqs...)
 	if err == nil {
-		return true
+		return c, true
 	}
 	a.fail(w, p, accessError(w, err))
-	return false
+	return access.Caller{}, false
 }
 
 // accessError is the answer to a refusal of the Authorizer: 401 (asking for

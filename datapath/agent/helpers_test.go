@@ -51,6 +51,9 @@ type rbac struct {
 	mu      sync.Mutex
 	allowed map[string]map[string]bool // token → request → allowed
 	asked   []string                   // "token: request", in order
+	// unanswered, when set, is what Authorize returns: a review that got no
+	// answer.
+	unanswered error
 }
 
 func (f *rbac) Check(_ context.Context, r *http.Request, reqs ...access.Request) (access.Caller, error) {
@@ -85,6 +88,47 @@ func (f *rbac) Authenticate(_ context.Context, token string) (access.Caller, err
 		return access.Caller{}, fmt.Errorf("%w: unknown token %q", access.ErrUnauthenticated, token)
 	}
 	return access.Caller{Name: token}, nil
+}
+
+// Authorize asks again about a caller Check answered, whose name is its
+// token.
+func (f *rbac) Authorize(_ context.Context, c access.Caller, q access.Request) error {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, c.Name+": "+q.String())
+	if f.unanswered != nil {
+		return f.unanswered
+	}
+	if !f.allowed[c.Name][q.String()] {
+		return fmt.Errorf("%w: %s may not %s", access.ErrForbidden, c.Name, q)
+	}
+	return nil
+}
+
+// revoke takes reqs back from token, as removing a RoleBinding does.
+func (f *rbac) revoke(token string, reqs ...access.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, q := range reqs {
+		delete(f.allowed[token], q.String())
+	}
+}
+
+// setUnanswered makes Authorize fail with err (nil: answer again).
+func (f *rbac) setUnanswered(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unanswered = err
+}
+
+// askedCount is how many questions the fake has been asked.
+func (f *rbac) askedCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.asked)
 }
 
 // grant lets token do reqs.

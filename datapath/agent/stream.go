@@ -50,9 +50,12 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, transformPath{}, status.BadRequest(fmt.Errorf("want %s{namespace}/{name}: %w", PathStream, err)))
 		return
 	}
-	if !a.authorized(w, r, p, useTransforms(p)...) {
+	caller, ok := a.authorizedCaller(w, r, p, useTransforms(p)...)
+	if !ok {
 		return
 	}
+	auth := &streamAuth{access: a.opts.Access, caller: caller, path: p, every: a.opts.StreamReauthorize,
+		next: time.Now().Add(a.opts.StreamReauthorize)}
 	targets, err := a.resolve(r.Context(), p)
 	if err != nil {
 		a.fail(w, p, err)
@@ -78,13 +81,19 @@ func (a *Agent) serveStream(w http.ResponseWriter, r *http.Request) {
 	defer idle.stop()
 	a.pingStream(conn)
 	objs := make(chan streamObject, maxInflightPerConn)
-	a.panics.GoSafe("stream reader", func() { a.readStream(conn, t, objs, idle) })
+	a.panics.GoSafe("stream reader", func() { a.readStream(conn, t, objs, idle, auth) })
 	a.answerStream(conn, t, objs, idle)
+	// The reader has closed objs, so auth is its to read now.
+	if auth.refused != "" {
+		// The objects that came before were allowed, and are answered.
+		conn.Close(ws.StatusPolicyViolation, auth.refused)
+	}
 }
 
 // readStream reads the client's objects and starts each on a transformer
-// connection as soon as it arrives.
-func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject, idle *streamIdle) {
+// connection as soon as it arrives. It stops when auth finds the caller no
+// longer allowed, with auth.refused saying why.
+func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject, idle *streamIdle, auth *streamAuth) {
 	defer close(objs)
 	for {
 		typ, r, err := conn.NextReader()
@@ -117,7 +126,17 @@ func (a *Agent) readStream(conn *ws.Conn, t Target, objs chan<- streamObject, id
 			conn.Close(ws.StatusPolicyViolation, "expected a binary data message")
 			return
 		}
-		o := a.startStreamObject(t, ctrl, body)
+		var o streamObject
+		switch err := auth.check(context.Background()); {
+		case err != nil && withdrawn(err):
+			idle.end()
+			auth.refused = auth.reason()
+			return
+		case err != nil:
+			o = streamObject{object: ctrl.Object, err: reauthFailure(err), start: time.Now()}
+		default:
+			o = a.startStreamObject(t, ctrl, body)
+		}
 		// Handed over before the body is sent: the answer may have to be
 		// read before the transformer reads the rest of the body.
 		objs <- o
@@ -182,7 +201,7 @@ func (a *Agent) answerStreamObject(conn *ws.Conn, t Target, o streamObject, buf 
 	if err == nil {
 		res, err = o.pending.wait()
 	}
-	if err != nil && o.exceeded.Load() {
+	if err != nil && o.exceeded != nil && o.exceeded.Load() { // nil for an object refused before its body
 		err = errTooLarge
 	}
 	if err != nil {

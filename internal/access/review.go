@@ -224,11 +224,17 @@ func (r *Reviewer) review(ctx context.Context, token string) (tokenAnswer, time.
 	if !slices.Contains(st.Audiences, r.opts.Audience) {
 		return tokenAnswer{reason: wrongAudience(st.Audiences, r.opts.Audience)}, r.opts.DenyTTL, nil
 	}
-	extra := make(map[string][]string, len(st.User.Extra))
-	for k, v := range st.User.Extra {
+	return tokenAnswer{caller: CallerOf(st.User)}, r.opts.AllowTTL, nil
+}
+
+// CallerOf is the caller a user of the API server is: whom a TokenReview authenticated, or who
+// sent an admission request.
+func CallerOf(u authnv1.UserInfo) Caller {
+	extra := make(map[string][]string, len(u.Extra))
+	for k, v := range u.Extra {
 		extra[k] = v
 	}
-	return tokenAnswer{caller: Caller{Name: st.User.Username, UID: st.User.UID, Groups: st.User.Groups, Extra: extra}}, r.opts.AllowTTL, nil
+	return Caller{Name: u.Username, UID: u.UID, Groups: u.Groups, Extra: extra}
 }
 
 // wrongAudience says why a TokenReview answer naming the audiences got does not admit a token
@@ -268,8 +274,10 @@ func decisionKey(c Caller, q Request) key {
 	return digest(append(fields, q.Verb, q.Namespace, q.Resource, q.Name, q.Path)...)
 }
 
-// ask returns "" when q is allowed, else the reason RBAC gave (possibly " " for none).
-func (r *Reviewer) ask(ctx context.Context, c Caller, q Request) (string, time.Duration, error) {
+// ReviewSpec is the SubjectAccessReview that asks whether c may do q: what the agent sends for a
+// data path caller, and what the TransformRun webhook sends for a run's creator, so that both
+// ask RBAC exactly the same question.
+func ReviewSpec(c Caller, q Request) authzv1.SubjectAccessReviewSpec {
 	spec := authzv1.SubjectAccessReviewSpec{User: c.Name, UID: c.UID, Groups: c.Groups}
 	for k, v := range c.Extra {
 		if spec.Extra == nil {
@@ -284,11 +292,20 @@ func (r *Reviewer) ask(ctx context.Context, c Caller, q Request) (string, time.D
 			Namespace: q.Namespace, Verb: q.Verb, Group: Group, Resource: q.Resource, Name: q.Name,
 		}
 	}
-	sar, err := r.access.Create(ctx, &authzv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+	return spec
+}
+
+// Allowed says whether a SubjectAccessReview's answer allows: an authorizer may both allow and
+// deny (a webhook authorizer's explicit denial wins).
+func Allowed(st authzv1.SubjectAccessReviewStatus) bool { return st.Allowed && !st.Denied }
+
+// ask returns "" when q is allowed, else the reason RBAC gave (possibly " " for none).
+func (r *Reviewer) ask(ctx context.Context, c Caller, q Request) (string, time.Duration, error) {
+	sar, err := r.access.Create(ctx, &authzv1.SubjectAccessReview{Spec: ReviewSpec(c, q)}, metav1.CreateOptions{})
 	if err != nil {
 		return "", 0, fmt.Errorf("asking RBAC whether %s may %s: %w", c.Name, q, err)
 	}
-	if sar.Status.Allowed && !sar.Status.Denied {
+	if Allowed(sar.Status) {
 		return "", r.opts.AllowTTL, nil
 	}
 	why := "; bind a Role or ClusterRole that grants it (see docs/datapath-rbac.md)"

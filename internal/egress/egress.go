@@ -1,7 +1,8 @@
 // Package egress decides where the node agent may fetch ?src= objects from. Off unless the
 // operator names hosts; a named host is still refused when any address it resolves to is loopback,
-// link-local (cloud metadata), unspecified, multicast, or inside a denied network (the cluster's
-// pod and Service ranges, the API server), unless that network is allowed explicitly. The check
+// link-local (cloud metadata), unspecified, multicast, private (RFC 1918, RFC 4193, the CGNAT
+// range), or inside a denied network (the cluster's pod and Service ranges, the API server),
+// unless that network is allowed explicitly. The check
 // runs in the dialer on the address actually dialled, after DNS, so a name that resolves to
 // 127.0.0.1 (or rebinds between check and dial) cannot reach inside; redirects are not followed.
 package egress
@@ -25,8 +26,9 @@ type Policy struct {
 	// Hosts that may be fetched from: "data.example.com", or "*.example.com" for its subdomains.
 	// Empty turns ?src= off.
 	Hosts []string
-	// Denied networks beyond the always-refused ranges: the cluster's pod and Service CIDRs and
-	// the API server's addresses.
+	// Denied networks beyond the always-refused ranges (loopback, link-local, multicast,
+	// privateNetworks): the cluster's pod and Service CIDRs and the API server's addresses where
+	// they are outside those.
 	Denied []netip.Prefix
 	// Allowed networks win over every refusal (for an object store inside the cluster, say).
 	Allowed []netip.Prefix
@@ -98,6 +100,19 @@ func (p Policy) CheckURL(raw string) error {
 	return fmt.Errorf("%w: host %q is not among the allowed hosts %v; the operator allows more with --src-allowed-hosts", ErrRefused, host, p.Hosts)
 }
 
+// privateNetworks are refused unless allowed explicitly: a cluster's nodes, pods, Services and the
+// services beside it (databases, internal object stores, a cloud's own endpoints) live in them on
+// most installations, and a ?src= that reaches them lets any caller of the agent read what only
+// the cluster's network was trusted to reach. The operator opens the one an object store lives in
+// with --src-allowed-cidrs.
+var privateNetworks = []netip.Prefix{
+	netip.MustParsePrefix("10.0.0.0/8"),     // RFC 1918
+	netip.MustParsePrefix("172.16.0.0/12"),  // RFC 1918
+	netip.MustParsePrefix("192.168.0.0/16"), // RFC 1918
+	netip.MustParsePrefix("100.64.0.0/10"),  // RFC 6598, carrier-grade NAT (and some clusters' pod ranges)
+	netip.MustParsePrefix("fc00::/7"),       // RFC 4193, unique local IPv6
+}
+
 // CheckAddr refuses an address the policy keeps out of reach.
 func (p Policy) CheckAddr(a netip.Addr) error {
 	a = a.Unmap()
@@ -109,6 +124,11 @@ func (p Policy) CheckAddr(a netip.Addr) error {
 	switch {
 	case a.IsLoopback(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsUnspecified(), a.IsMulticast(), a.IsInterfaceLocalMulticast():
 		return fmt.Errorf("%w: address %s is loopback, link-local, unspecified or multicast; the operator allows a network explicitly with --src-allowed-cidrs", ErrRefused, a)
+	}
+	for _, n := range privateNetworks {
+		if n.Contains(a) {
+			return fmt.Errorf("%w: address %s is in the private network %s, refused unless allowed; the operator allows a network explicitly with --src-allowed-cidrs", ErrRefused, a, n)
+		}
 	}
 	for _, n := range p.Denied {
 		if n.Contains(a) {

@@ -77,6 +77,50 @@ func TestCheckAddr(t *testing.T) {
 	}
 }
 
+// TestPrivateNetworksRefusedByDefault: with hosts allowed and nothing else configured, an address
+// of a private network (RFC 1918, RFC 4193, the CGNAT range of RFC 6598) is refused like loopback,
+// naming its network and the flag that opens it; --src-allowed-cidrs opens exactly what it names.
+func TestPrivateNetworksRefusedByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		addr, allowed string
+		refusedIn     string // the network the refusal names; "" when the address is allowed
+	}{
+		{addr: "10.0.0.1", refusedIn: "10.0.0.0/8"},
+		{addr: "10.255.255.255", refusedIn: "10.0.0.0/8"},
+		{addr: "172.16.0.1", refusedIn: "172.16.0.0/12"},
+		{addr: "172.31.255.254", refusedIn: "172.16.0.0/12"},
+		{addr: "192.168.0.1", refusedIn: "192.168.0.0/16"},
+		{addr: "100.64.0.1", refusedIn: "100.64.0.0/10"},
+		{addr: "100.127.255.254", refusedIn: "100.64.0.0/10"},
+		{addr: "fc00::1", refusedIn: "fc00::/7"},
+		{addr: "fd12:3456::1", refusedIn: "fc00::/7"},
+		{addr: "::ffff:192.168.1.1", refusedIn: "192.168.0.0/16"}, // v4-mapped
+		{addr: "172.15.255.254"},                                  // just below 172.16.0.0/12
+		{addr: "172.32.0.1"},                                      // just above it
+		{addr: "100.63.255.254"},                                  // just below the CGNAT range
+		{addr: "100.128.0.1"},                                     // just above it
+		{addr: "11.0.0.1"},                                        // a public address
+		{addr: "2606:4700::1111"},                                 // a public IPv6 address
+		{addr: "fe00::1"},                                         // outside fc00::/7
+		{addr: "10.1.2.3", allowed: "10.1.0.0/16"},
+		{addr: "10.2.0.1", allowed: "10.1.0.0/16", refusedIn: "10.0.0.0/8"},
+		{addr: "fd00::5", allowed: "fd00::/64"},
+		{addr: "100.64.7.7", allowed: "100.64.7.7"},
+	} {
+		p := mustParse(t, "x", "", tc.allowed)
+		err := p.CheckAddr(netip.MustParseAddr(tc.addr))
+		switch {
+		case tc.refusedIn == "" && err != nil:
+			t.Errorf("CheckAddr(%s) with allowed %q = %v; want it allowed", tc.addr, tc.allowed, err)
+		case tc.refusedIn == "":
+		case !errors.Is(err, ErrRefused):
+			t.Errorf("CheckAddr(%s) with allowed %q = %v; want it refused", tc.addr, tc.allowed, err)
+		case !strings.Contains(err.Error(), "private network "+tc.refusedIn) || !strings.Contains(err.Error(), "--src-allowed-cidrs"):
+			t.Errorf("CheckAddr(%s) = %q; want it to name the private network %s and --src-allowed-cidrs", tc.addr, err, tc.refusedIn)
+		}
+	}
+}
+
 // TestClientChecksTheDialledAddress: a host that passes the name check but resolves to loopback
 // is refused at the dial, and nothing reaches the server.
 func TestClientChecksTheDialledAddress(t *testing.T) {

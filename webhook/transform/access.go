@@ -24,16 +24,14 @@ import (
 // SubjectAccessReviews c creates, and fqn's CSI driver, which r reads (uncached: the manager
 // watches no CSIDrivers).
 func NewRules(c client.Client, r client.Reader) admit.Rules[*v1alpha1.Transform] {
-	rules := Rules
 	driver := newDriverCheck(r)
-	rules.AccessFunc = func(ctx context.Context, req admission.Request, t *v1alpha1.Transform) (field.ErrorList, error) {
+	return Rules.WithAccess(c, func(ctx context.Context, c client.Client, req admission.Request, t *v1alpha1.Transform) (field.ErrorList, error) {
 		errs, err := driver.fqnAccess(ctx, t)
 		if err != nil || len(errs) > 0 {
 			return errs, err
 		}
 		return ServiceAccountAccess(ctx, c, req, t)
-	}
-	return rules
+	})
 }
 
 // ServiceAccountAccess refuses a template that gets the pod a ServiceAccount's identity or token

@@ -13,26 +13,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/webhook/internal/webhooktest"
 )
 
-// reviewer answers SubjectAccessReviews with allowed (or err), and keeps the reviews it got.
+// reviewer answers every SubjectAccessReview with allowed (or err), and keeps the reviews it got.
 func reviewer(allowed bool, err error) (client.Client, *[]authzv1.SubjectAccessReviewSpec) {
-	var got []authzv1.SubjectAccessReviewSpec
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
-		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
-			sar := obj.(*authzv1.SubjectAccessReview)
-			got = append(got, sar.Spec)
-			sar.Status = authzv1.SubjectAccessReviewStatus{Allowed: allowed, Reason: "no RBAC rule"}
-			return err
-		},
-	}).Build()
-	return c, &got
+	return webhooktest.Reviewer(func(authzv1.SubjectAccessReviewSpec) (bool, error) { return allowed, err })
 }
 
 var alice = admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{

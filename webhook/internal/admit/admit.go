@@ -28,6 +28,14 @@ type Rules[T client.Object] struct {
 	AccessFunc func(ctx context.Context, req admission.Request, obj T) (field.ErrorList, error)
 }
 
+// WithAccess returns r with its AccessFunc set to f, whose SubjectAccessReviews c creates.
+func (r Rules[T]) WithAccess(c client.Client, f func(ctx context.Context, c client.Client, req admission.Request, obj T) (field.ErrorList, error)) Rules[T] {
+	r.AccessFunc = func(ctx context.Context, req admission.Request, obj T) (field.ErrorList, error) {
+		return f(ctx, c, req, obj)
+	}
+	return r
+}
+
 var _ admission.Defaulter[client.Object] = Rules[client.Object]{}
 var _ admission.Validator[client.Object] = Rules[client.Object]{}
 
