@@ -39,7 +39,7 @@ func TestTargetOf(t *testing.T) {
 	}{
 		"running": {
 			transform: running(),
-			want:      Target{Namespace: "ns", Name: "t", Communication: "ws", Argument: "fqn", ObjectTimeout: 10 * time.Second, URL: "http://10.0.0.2:9000"},
+			want:      Target{Namespace: "ns", Name: "t", Communication: "ws", Argument: "fqn", ObjectTimeout: 10 * time.Second, URL: "http://10.0.0.2:9000", Pod: "t-2"},
 		},
 		"defaults and spellings": {
 			transform: running(func(t *etlv1alpha1.Transform) {
@@ -47,7 +47,7 @@ func TestTargetOf(t *testing.T) {
 				t.Spec.ObjectTimeout = &metav1.Duration{Duration: time.Minute}
 				t.Status.Nodes[1].Port = 0
 			}),
-			want: Target{Namespace: "ns", Name: "t", Communication: "hpull", ObjectTimeout: time.Minute, URL: "http://10.0.0.2:8000"},
+			want: Target{Namespace: "ns", Name: "t", Communication: "hpull", ObjectTimeout: time.Minute, URL: "http://10.0.0.2:8000", Pod: "t-2"},
 		},
 		"stopped":       {transform: running(func(t *etlv1alpha1.Transform) { t.Spec.Stopped = true }), notRunning: true},
 		"aborted":       {transform: running(func(t *etlv1alpha1.Transform) { t.Status.Stage = etlv1alpha1.StageAborted }), notRunning: true},

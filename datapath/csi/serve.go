@@ -11,10 +11,14 @@ import (
 	"path/filepath"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/internal/version"
 )
 
@@ -52,6 +56,25 @@ type Server struct {
 	opts                      Options
 	csi, registration         *grpc.Server
 	csiListen, registerListen net.Listener
+	panics                    *panics.Reporter
+}
+
+// newPanics reports the driver's recovered panics in its log; the count is for tests.
+func newPanics() *panics.Reporter {
+	return &panics.Reporter{Log: slog.Default(), Count: prometheus.NewCounterVec(
+		prometheus.CounterOpts{Name: "mlkube_csi_panics_total", Help: "panics the data.mlkube.io driver recovered, by call"}, []string{"goroutine"})}
+}
+
+// recovering answers a call whose handler panicked with Internal, the panic logged: gRPC does not
+// recover handlers' panics, and one would end the driver and every mount the kubelet asks of it
+// on the node.
+func recovering(p *panics.Reporter) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		if perr := p.Call(info.FullMethod, func() { resp, err = handler(ctx, req) }); perr != nil {
+			return nil, status.Errorf(codes.Internal, "data.mlkube.io: %s: %v", info.FullMethod, perr)
+		}
+		return resp, err
+	}
 }
 
 // Listen makes the driver for opts and binds its sockets: the CSI socket first, so that it is
@@ -62,7 +85,9 @@ func Listen(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, csi: grpc.NewServer(), registration: grpc.NewServer()}
+	p := newPanics()
+	s := &Server{opts: opts, panics: p,
+		csi: grpc.NewServer(grpc.UnaryInterceptor(recovering(p))), registration: grpc.NewServer(grpc.UnaryInterceptor(recovering(p)))}
 	csi.RegisterIdentityServer(s.csi, d)
 	csi.RegisterNodeServer(s.csi, d)
 	registerapi.RegisterRegistrationServer(s.registration, d)
@@ -111,8 +136,16 @@ func (s *Server) Serve(ctx context.Context) error {
 	slog.Info("data.mlkube.io serving", "version", version.Get(), "node", s.opts.Node, "dataRoot", s.opts.DataRoot,
 		"csiSocket", s.csiListen.Addr().String(), "registrationSocket", s.registerListen.Addr().String())
 	served := make(chan error, 2)
-	go func() { served <- s.csi.Serve(s.csiListen) }()
-	go func() { served <- s.registration.Serve(s.registerListen) }()
+	for name, serve := range map[string]func() error{
+		"csi server":          func() error { return s.csi.Serve(s.csiListen) },
+		"registration server": func() error { return s.registration.Serve(s.registerListen) },
+	} {
+		s.panics.GoSafe(name, func() {
+			err := errors.New(name + " panicked (logged)")
+			defer func() { served <- err }() // runs before the panic is recovered, so Serve ends
+			err = serve()
+		})
+	}
 	var err error
 	select {
 	case err = <-served:

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -198,5 +199,25 @@ func TestPublishWithoutTheAPIServer(t *testing.T) {
 	}
 	if m.binds != 0 {
 		t.Errorf("%d mounts", m.binds)
+	}
+}
+
+// TestAPanicIsAnInternalError: a handler that panics answers Internal and the driver goes on,
+// with the panic counted; gRPC itself would let it end the process.
+func TestAPanicIsAnInternalError(t *testing.T) {
+	p := newPanics()
+	_, err := recovering(p)(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/csi.v1.Node/NodePublishVolume"},
+		func(context.Context, any) (any, error) { panic("boom") })
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "NodePublishVolume") {
+		t.Errorf("err = %v, want Internal naming the call", err)
+	}
+	var m dto.Metric
+	if err := p.Count.WithLabelValues("/csi.v1.Node/NodePublishVolume").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		t.Errorf("panics counted: %v, %v; want 1", m.GetCounter().GetValue(), err)
+	}
+	resp, err := recovering(p)(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/x"},
+		func(context.Context, any) (any, error) { return "ok", nil })
+	if resp != "ok" || err != nil {
+		t.Errorf("a call that does not panic: %v, %v", resp, err)
 	}
 }
