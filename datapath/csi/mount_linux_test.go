@@ -42,6 +42,16 @@ func mountOptions(t *testing.T, target string) []string {
 	return opts
 }
 
+// wantReadOnly fails unless the per-mount options of what carry ro, nosuid, nodev and noexec.
+func wantReadOnly(t *testing.T, what, options string) {
+	t.Helper()
+	for _, o := range []string{"ro", "nosuid", "nodev", "noexec"} {
+		if !slices.Contains(strings.Split(options, ","), o) {
+			t.Errorf("%s has options %s, lacking %s", what, options, o)
+		}
+	}
+}
+
 // realDriver is a driver that really mounts, on a temporary kubelet directory and data root, for
 // the fqn transformer pod of each of namespaces (its UID is the namespace's name). It skips the
 // test unless it runs as root, which mount(2) needs.
@@ -145,11 +155,7 @@ func TestRealMount(t *testing.T) {
 	if len(mounts) != 1 {
 		t.Fatalf("mounts on the target: %v, want one", mounts)
 	}
-	for _, o := range []string{"ro", "nosuid", "nodev", "noexec"} {
-		if !slices.Contains(strings.Split(mounts[0], ","), o) {
-			t.Errorf("mount options %s lack %s", mounts[0], o)
-		}
-	}
+	wantReadOnly(t, "the mount", mounts[0])
 
 	if _, err := d.NodePublishVolume(context.Background(), req); err != nil {
 		t.Fatalf("publishing again: %v", err)
@@ -265,11 +271,7 @@ func TestRealMountIsReadOnlyInEveryPeer(t *testing.T) {
 	if len(mounts) != 1 {
 		t.Fatalf("mounts on the target in the peer: %v, want the driver's, propagated", mounts)
 	}
-	for _, o := range []string{"ro", "nosuid", "nodev", "noexec"} {
-		if !slices.Contains(strings.Split(mounts[0], ","), o) {
-			t.Errorf("the peer's copy of the mount has options %s, lacking %s", mounts[0], o)
-		}
-	}
+	wantReadOnly(t, "the peer's copy of the mount", mounts[0])
 	if err := os.WriteFile(filepath.Join(seen, "new"), []byte("x"), 0o644); !errors.Is(err, unix.EROFS) {
 		t.Errorf("writing through the peer's copy: %v, want EROFS", err)
 	}
