@@ -147,12 +147,20 @@ func (s *Server) Serve(ctx context.Context) error {
 		})
 	}
 	var err error
+	pending := 2
 	select {
 	case err = <-served:
 		err = fmt.Errorf("data.mlkube.io stopped serving: %w", err)
+		pending--
 	case <-ctx.Done():
 	}
 	s.registration.GracefulStop()
 	s.csi.GracefulStop()
+	// Both servers must have returned: one whose goroutine had not yet called Serve when ctx
+	// ended does so now, finds the server stopped and only then closes its listener, which
+	// removes its socket.
+	for ; pending > 0; pending-- {
+		<-served
+	}
 	return err
 }
