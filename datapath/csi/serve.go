@@ -160,7 +160,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	// ended does so now, finds the server stopped and only then closes its listener, which
 	// removes its socket.
 	for ; pending > 0; pending-- {
-		<-served
+		// After the stop a server returns nil, or ErrServerStopped if it started late.
+		if e := <-served; err == nil && e != nil && !errors.Is(e, grpc.ErrServerStopped) {
+			err = fmt.Errorf("data.mlkube.io stopped serving: %w", e)
+		}
 	}
 	return err
 }
