@@ -17,12 +17,6 @@ import (
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
-// Exit codes of wait, so scripts can tell a failed job from one still running.
-const (
-	exitFailed  = 1
-	exitTimeout = 2
-)
-
 // waitStates are the states wait accepts in --for.
 var waitStates = []string{
 	string(v1beta1.StateSucceeded), string(v1beta1.StateFailed),
@@ -92,7 +86,7 @@ func waitVerdict(job *v1beta1.MxJob, want []string) (bool, error) {
 		if job.Status.Reason != "" {
 			msg += ": " + job.Status.Reason
 		}
-		return true, &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("%s; see 'kubectl mxjob describe %s'", msg, job.Name)}
+		return true, &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("%s; see 'kubectl mxjob describe %s'", msg, job.Name)}
 	}
 	return false, nil
 }
@@ -139,7 +133,7 @@ func (o *waitOptions) follow(ctx context.Context, w watch.Interface, timedOut <-
 		case <-ctx.Done():
 			return true, ctx.Err()
 		case <-timedOut:
-			return true, &cli.ExitError{Code: exitTimeout, Err: fmt.Errorf("timed out after %s waiting for mxjob/%s to be %s (it is %s); wait longer with --timeout",
+			return true, &cli.ExitError{Code: cli.ExitTimeout, Err: fmt.Errorf("timed out after %s waiting for mxjob/%s to be %s (it is %s); wait longer with --timeout",
 				o.timeout, o.name, strings.Join(o.forList, " or "), state(last))}
 		case ev, ok := <-w.ResultChan():
 			if !ok {
@@ -147,7 +141,7 @@ func (o *waitOptions) follow(ctx context.Context, w watch.Interface, timedOut <-
 			}
 			switch ev.Type {
 			case watch.Deleted:
-				return true, &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("mxjob/%s was deleted", o.name)}
+				return true, &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("mxjob/%s was deleted", o.name)}
 			case watch.Added, watch.Modified:
 				job, ok := ev.Object.(*v1beta1.MxJob)
 				if !ok || job.Name != o.name {

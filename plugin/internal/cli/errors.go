@@ -7,6 +7,18 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// The exit codes of both plugins, the same in every command that waits or checks (wait, health,
+// run --wait): scripts tell a failure from a timeout from a question that had no answer.
+const (
+	// ExitFailed: the awaited thing failed (or the command did).
+	ExitFailed = 1
+	// ExitTimeout: the wait ran out before the awaited thing finished either way.
+	ExitTimeout = 2
+	// ExitUnknown: the command could not tell: the object is not found, access is forbidden or
+	// the cluster is unreachable.
+	ExitUnknown = 3
+)
+
 // ExitError carries an exit code other than 1: `wait` exits 2 when it times out, so scripts tell
 // a job that failed from one that is still running.
 type ExitError struct {
