@@ -5,18 +5,34 @@ package kind
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cmd"
 )
 
-// ClusterName names the kind cluster (and the prefix of its node containers).
-const ClusterName = "mlkube-e2e"
+// clusterPrefix begins the name of every kind cluster of mlkube's e2e (and of its node containers).
+const clusterPrefix = "mlkube-e2e-"
+
+// clusterName is the kind cluster of the checkout whose state lives in state. Two checkouts on one
+// engine (a CI run next to a developer's, say) each get their own cluster, so neither finds the
+// other's nodes in its way nor deletes them; the same checkout always gets the same name, so it
+// finds what an interrupted run of its own left.
+func clusterName(state string) string {
+	if abs, err := filepath.Abs(state); err == nil {
+		state = abs
+	}
+	sum := sha256.Sum256([]byte(state))
+	return clusterPrefix + hex.EncodeToString(sum[:4])
+}
 
 // NodeImageEnv names the node image to run; empty is kind's own default, the image its release
 // publishes, as users of kind have it. A machine that cannot pull it names one built without a
@@ -46,7 +62,11 @@ func (c *Cluster) Up(ctx context.Context) error {
 		return err
 	}
 	p := provider()
-	err := p.Create(ClusterName,
+	name := clusterName(c.state)
+	if err := removeLeftovers(p, name, c.Kubeconfig(), os.Stderr); err != nil {
+		return err
+	}
+	err := p.Create(name,
 		cluster.CreateWithV1Alpha4Config(clusterConfig(c.workers)),
 		// An empty image keeps kind's default.
 		cluster.CreateWithNodeImage(c.nodeImage),
@@ -59,14 +79,38 @@ func (c *Cluster) Up(ctx context.Context) error {
 		cluster.CreateWithDisplaySalutation(false),
 	)
 	if err != nil {
-		if lerr := p.CollectLogs(ClusterName, c.logDir()); lerr != nil {
+		if lerr := p.CollectLogs(name, c.logDir()); lerr != nil {
 			err = fmt.Errorf("%w; collecting the nodes' logs also failed: %w", err, lerr)
 		}
-		if derr := p.Delete(ClusterName, c.Kubeconfig()); derr != nil {
+		if derr := p.Delete(name, c.Kubeconfig()); derr != nil {
 			err = fmt.Errorf("%w; deleting the failed cluster also failed: %w", err, derr)
 		}
 	}
 	return err
+}
+
+// nodeEngine is the part of kind's provider that removeLeftovers uses.
+type nodeEngine interface {
+	ListNodes(name string) ([]nodes.Node, error)
+	Delete(name, kubeconfig string) error
+}
+
+// removeLeftovers deletes the nodes of cluster name that a run of this checkout left behind when it
+// was stopped before its teardown: kind refuses to create a cluster whose nodes exist ("node(s)
+// already exist"), and nothing else would ever remove them.
+func removeLeftovers(e nodeEngine, name, kubeconfig string, log io.Writer) error {
+	left, err := e.ListNodes(name)
+	if err != nil {
+		return fmt.Errorf("listing the nodes of kind cluster %s: %w", name, err)
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	fmt.Fprintf(log, "kind: deleting the %d node(s) of cluster %s that an interrupted run of this checkout left\n", len(left), name)
+	if err := e.Delete(name, kubeconfig); err != nil {
+		return fmt.Errorf("deleting the nodes an interrupted run left in kind cluster %s: %w", name, err)
+	}
+	return nil
 }
 
 // logDir is where a failed Up leaves the nodes' logs (journal, kubelet, containerd, pods), in the
@@ -75,16 +119,16 @@ func (c *Cluster) logDir() string { return filepath.Join(c.state, "logs") }
 
 // LoadImages loads each tarball into each node's containerd.
 func (c *Cluster) LoadImages(ctx context.Context, tarballs []string) error {
-	nodes, err := provider().ListInternalNodes(ClusterName)
+	internal, err := provider().ListInternalNodes(clusterName(c.state))
 	if err != nil {
 		return err
 	}
-	return loadArchives(nodes, tarballs)
+	return loadArchives(internal, tarballs)
 }
 
 // Down deletes the cluster's containers and its kubeconfig entry.
 func (c *Cluster) Down(ctx context.Context) error {
-	return provider().Delete(ClusterName, c.Kubeconfig())
+	return provider().Delete(clusterName(c.state), c.Kubeconfig())
 }
 
 // provider talks to whichever engine answers (docker, nerdctl, podman), docker if none is found,

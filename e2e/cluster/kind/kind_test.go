@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -160,4 +162,83 @@ func (c *fakeCmd) Run() error {
 		return nil
 	}
 	return errors.New("unexpected command: " + line)
+}
+
+// TestClusterNamePerCheckout: one checkout always finds its own cluster; two checkouts never share
+// one; every name is one kind accepts and leaves node names that are host names.
+func TestClusterNamePerCheckout(t *testing.T) {
+	a, b := clusterName("/check/work/main/_output/cluster"), clusterName("/tmp/ci/_output/cluster")
+	if a == b {
+		t.Errorf("two checkouts share cluster %s", a)
+	}
+	if again := clusterName("/check/work/main/_output/cluster"); again != a {
+		t.Errorf("the same checkout got %s then %s", a, again)
+	}
+	valid := regexp.MustCompile(`^[a-z0-9.-]+$`) // kind's rule for cluster names
+	for _, name := range []string{a, b, clusterName("relative/state")} {
+		if !valid.MatchString(name) || !strings.HasPrefix(name, clusterPrefix) {
+			t.Errorf("cluster name %q: want %s and [a-z0-9.-]", name, clusterPrefix)
+		}
+		if n := len(name + "-control-plane"); n > 63 {
+			t.Errorf("node %s-control-plane is %d characters, more than a host name takes", name, n)
+		}
+	}
+}
+
+// fakeEngine lists the nodes it holds and deletes them all when asked.
+type fakeEngine struct {
+	nodes           map[string][]nodes.Node
+	listErr, delErr error
+	deleted         []string
+}
+
+func (e *fakeEngine) ListNodes(name string) ([]nodes.Node, error) { return e.nodes[name], e.listErr }
+func (e *fakeEngine) Delete(name, _ string) error {
+	if e.delErr != nil {
+		return e.delErr
+	}
+	e.deleted = append(e.deleted, name)
+	delete(e.nodes, name)
+	return nil
+}
+
+func TestRemoveLeftovers(t *testing.T) {
+	left := []nodes.Node{&fakeNode{name: "mine-control-plane"}, &fakeNode{name: "mine-worker"}}
+	other := []nodes.Node{&fakeNode{name: "theirs-control-plane"}}
+	for name, tc := range map[string]struct {
+		engine      *fakeEngine
+		wantDeleted []string
+		wantLog     string
+		wantErr     string
+	}{
+		"nothing left": {engine: &fakeEngine{nodes: map[string][]nodes.Node{"theirs": other}}},
+		"nodes left by this checkout": {
+			engine:      &fakeEngine{nodes: map[string][]nodes.Node{"mine": left, "theirs": other}},
+			wantDeleted: []string{"mine"},
+			wantLog:     "kind: deleting the 2 node(s) of cluster mine that an interrupted run of this checkout left\n",
+		},
+		"engine cannot list": {
+			engine:  &fakeEngine{listErr: errors.New("cannot connect")},
+			wantErr: "listing the nodes of kind cluster mine: cannot connect",
+		},
+		"engine cannot delete": {
+			engine:  &fakeEngine{nodes: map[string][]nodes.Node{"mine": left}, delErr: errors.New("busy")},
+			wantLog: "kind: deleting the 2 node(s) of cluster mine that an interrupted run of this checkout left\n",
+			wantErr: "deleting the nodes an interrupted run left in kind cluster mine: busy",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var log bytes.Buffer
+			err := removeLeftovers(tc.engine, "mine", "kubeconfig", &log)
+			if got := fmt.Sprint(err); (err != nil || tc.wantErr != "") && got != tc.wantErr {
+				t.Errorf("error %q, want %q", got, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.wantDeleted, tc.engine.deleted); diff != "" {
+				t.Errorf("deleted (-want +got):\n%s", diff)
+			}
+			if log.String() != tc.wantLog {
+				t.Errorf("log %q, want %q", log.String(), tc.wantLog)
+			}
+		})
+	}
 }
