@@ -11,6 +11,7 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/plugin/etl/aisspec"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
+	"github.com/mlkube/mlkube/runtimes/python/pysig"
 )
 
 // Common holds what every form of `init` may set: how the agent talks to the transformer and
@@ -87,6 +88,27 @@ func CodeTransform(code Code, name, namespace string, c Common) (*v1alpha1.Trans
 	}}
 	c.apply(&spec)
 	return newTransform(name, namespace, spec), nil
+}
+
+// ArgsReach says whether a request's args reach t's transformer, for `run --args` and `object
+// --args` to refuse args that would be dropped silently. It returns nil when they do or when it
+// cannot tell: an image (runtime or podTemplate form) reads ?args= itself, and a code function
+// not defined by a plain top-level def is judged by the runtime alone. Otherwise the error says
+// why and how to define the function (runtimes/python/pysig reads it as the runtime does).
+func ArgsReach(t *v1alpha1.Transform) error {
+	code := t.Spec.Code
+	if code == nil {
+		return nil
+	}
+	fn := code.Function
+	if fn == "" {
+		fn = v1alpha1.DefaultFunction
+	}
+	if p, ok := pysig.Read(code.Source, fn); !ok || p.Args {
+		return nil
+	}
+	return fmt.Errorf("--args cannot reach Transform %s: its function %s() takes no etl_args parameter, so the runtime would drop them; "+
+		"define it as %s(data, path, etl_args) (or give it a keyword-only etl_args) and create the Transform again, or leave out --args", t.Name, fn, fn)
 }
 
 // FileTransforms reads the Transforms of YAML or JSON documents (empty ones are skipped),

@@ -207,3 +207,29 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestArgsReach: --args is refused only for a code function that surely drops them.
+func TestArgsReach(t *testing.T) {
+	code := func(source, function string) *v1alpha1.Transform {
+		return transform("upper", "ns", v1alpha1.TransformSpec{Code: &v1alpha1.CodeSpec{Runtime: "python3.11", Source: source, Function: function}})
+	}
+	for name, tc := range map[string]struct {
+		t    *v1alpha1.Transform
+		want string
+	}{
+		"an image reads ?args= itself": {t: transform("md5", "ns", v1alpha1.TransformSpec{Runtime: &v1alpha1.RuntimeSpec{Image: "md5"}})},
+		"AIStore's signature":          {t: code("def transform(data, path, etl_args):\n    return data\n", "")},
+		"keyword-only etl_args":        {t: code("def up(data, *, etl_args):\n    return data\n", "up")},
+		"cannot tell":                  {t: code("transform = lambda data: data\n", "")},
+		"bytes only": {t: code("def transform(data):\n    return data.upper()\n", ""),
+			want: "--args cannot reach Transform upper: its function transform() takes no etl_args parameter, so the runtime would drop them; define it as transform(data, path, etl_args) (or give it a keyword-only etl_args) and create the Transform again, or leave out --args"},
+		"the name but not the args": {t: code("def up(data, path):\n    return data\n", "up"),
+			want: "--args cannot reach Transform upper: its function up() takes no etl_args parameter, so the runtime would drop them; define it as up(data, path, etl_args) (or give it a keyword-only etl_args) and create the Transform again, or leave out --args"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := errString(ArgsReach(tc.t)); got != tc.want {
+				t.Errorf("ArgsReach = %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

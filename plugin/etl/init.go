@@ -221,9 +221,14 @@ func newInitCodeCommand(env *cli.Env) *cobra.Command {
 		Use:   "code --name NAME --runtime RUNTIME --from-file FILE",
 		Short: "Create a Transform from source code, run by one of mlkube's runtime images",
 		Long: fmt.Sprintf(`Create a Transform of the code form: the source defines a function (transform by default)
-called with each object's bytes, whose return value is the result. Runtimes: %v.`, v1alpha1.CodeRuntimes),
+called with each object's bytes, whose return value is the result. As AIStore's, it may also take
+the object's name and the request's args (run --args, object --args): transform(data, path,
+etl_args), transform(data, *rest), or keyword-only path and etl_args. Runtimes: %v.`, v1alpha1.CodeRuntimes),
 		Example: `  # upper.py defines transform(data: bytes) -> bytes
   kubectl etl init code --name upper --runtime python3.11 --from-file upper.py
+
+  # hash.py defines transform(data, path, etl_args), which run --args reaches
+  kubectl etl init code --name hash --runtime python3.11 --from-file hash.py
 
   # With pip requirements, another function name, and objects in 1 MiB chunks
   kubectl etl init code --name resize --runtime python3.11 --from-file resize.py \
