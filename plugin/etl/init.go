@@ -133,7 +133,7 @@ func newInitCommand(env *cli.Env) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "init -f FILE | init spec | init code",
-		Short: "Create Transforms from a file (AIStore ETL specs too), a pod spec or code",
+		Short: "Create Transforms from a file or URL (AIStore ETL specs too), one AIStore spec, or code",
 		Long: `Create Transforms: from a file, URL or stdin (-f, several documents allowed) of Transforms or of
 AIStore's ETL specs, from one AIStore spec under another name (init spec), or from source code run
 by one of mlkube's runtimes (init code). AIStore's runtime specs (name, runtime.image/command/env,
