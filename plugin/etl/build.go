@@ -3,15 +3,15 @@ package etl
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/plugin/etl/aisspec"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+	"github.com/mlkube/mlkube/runtimes/python/pysig"
 )
 
 // Common holds what every form of `init` may set: how the agent talks to the transformer and
@@ -51,45 +51,24 @@ func newTransform(name, namespace string, spec v1alpha1.TransformSpec) *v1alpha1
 	}
 }
 
-// AIStore's ETL pod specs carry their communication and init timeout as annotations; honouring
-// them lets such a file work unchanged with `init spec`.
-const (
-	aisCommAnnotation        = "communication_type"
-	aisWaitTimeoutAnnotation = "wait_timeout"
-)
-
-// SpecTransform builds a Transform of the podTemplate form from a Pod manifest: its labels,
-// annotations and spec become the template. The name is name, or else the pod's.
-func SpecTransform(podYAML []byte, name, namespace string, c Common) (*v1alpha1.Transform, error) {
-	var pod corev1.Pod
-	if err := yaml.UnmarshalStrict(podYAML, &pod); err != nil {
-		return nil, fmt.Errorf("the pod spec is not a Pod manifest: %w", err)
-	}
-	if pod.Kind != "" && pod.Kind != "Pod" {
-		return nil, fmt.Errorf("the pod spec is a %s; init spec takes a Pod (use init -f for a Transform)", pod.Kind)
-	}
-	if name == "" {
-		name = pod.Name
-	}
-	if name == "" {
-		return nil, errors.New("the Transform needs a name: pass --name or set metadata.name in the pod spec")
-	}
-	spec := v1alpha1.TransformSpec{PodTemplate: &corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: pod.Labels, Annotations: pod.Annotations},
-		Spec:       pod.Spec,
-	}}
-	if comm, ok := pod.Annotations[aisCommAnnotation]; ok {
-		spec.Communication = v1alpha1.Communication(comm)
-	}
-	if wait, ok := pod.Annotations[aisWaitTimeoutAnnotation]; ok {
-		d, err := time.ParseDuration(wait)
-		if err != nil {
-			return nil, fmt.Errorf("annotation %s: %w; write a duration such as 2m or pass --init-timeout", aisWaitTimeoutAnnotation, err)
+// SpecTransform converts one AIStore ETL spec, its runtime spec or a Pod manifest with AIStore's
+// annotations (package aisspec), into a Transform named name, or else as the spec names it. The
+// fields c sets win over the spec's.
+func SpecTransform(doc []byte, name, namespace string, c Common) (*aisspec.Conversion, error) {
+	if aisspec.Form(doc) == "" {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			return nil, fmt.Errorf("the spec is not YAML or JSON: %w", err)
 		}
-		spec.InitTimeout = &metav1.Duration{Duration: d}
+		return nil, fmt.Errorf("apiVersion %s, kind %s: init spec takes an AIStore ETL runtime spec (name, runtime.image) or a Pod; init -f takes Transforms too",
+			orUnset(tm.APIVersion), orUnset(tm.Kind))
 	}
-	c.apply(&spec)
-	return newTransform(name, namespace, spec), nil
+	conv, err := aisspec.Convert(doc, name, namespace)
+	if err != nil {
+		return nil, err
+	}
+	c.apply(&conv.Transform.Spec)
+	return conv, nil
 }
 
 // Code is the source of a Transform of the code form, read from the files `init code` names.
@@ -111,30 +90,42 @@ func CodeTransform(code Code, name, namespace string, c Common) (*v1alpha1.Trans
 	return newTransform(name, namespace, spec), nil
 }
 
-// FileTransforms reads the Transforms of a YAML or JSON stream of documents (empty ones are
-// skipped); those without a namespace get namespace, and each gets the fields c sets.
-func FileTransforms(r io.Reader, namespace string, c Common) ([]*v1alpha1.Transform, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
-	var out []*v1alpha1.Transform
-	for doc := 1; ; doc++ {
-		var raw map[string]any
-		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("document %d: %w", doc, err)
-		}
-		if len(raw) == 0 {
+// ArgsReach says whether a request's args reach t's transformer, for `run --args` and `object
+// --args` to refuse args that would be dropped silently. It returns nil when they do or when it
+// cannot tell: an image (runtime or podTemplate form) reads ?args= itself, and a code function
+// not defined by a plain top-level def is judged by the runtime alone. Otherwise the error says
+// why and how to define the function (runtimes/python/pysig reads it as the runtime does).
+func ArgsReach(t *v1alpha1.Transform) error {
+	code := t.Spec.Code
+	if code == nil {
+		return nil
+	}
+	fn := code.Function
+	if fn == "" {
+		fn = v1alpha1.DefaultFunction
+	}
+	if p, ok := pysig.Read(code.Source, fn); !ok || p.Args {
+		return nil
+	}
+	return fmt.Errorf("--args cannot reach Transform %s: its function %s() takes no etl_args parameter, so the runtime would drop them; "+
+		"define it as %s(data, path, etl_args) (or give it a keyword-only etl_args) and create the Transform again, or leave out --args", t.Name, fn, fn)
+}
+
+// FileTransforms reads the Transforms of YAML or JSON documents (empty ones are skipped),
+// converting AIStore's ETL specs (package aisspec); a native Transform's conversion lists no
+// changes. Those without a namespace get namespace, and each gets the fields c sets.
+func FileTransforms(docs [][]byte, namespace string, c Common) ([]*aisspec.Conversion, error) {
+	var out []*aisspec.Conversion
+	for i, doc := range docs {
+		if cli.EmptyDocument(doc) {
 			continue
 		}
-		t, err := decodeTransform(raw)
+		conv, err := fileDocument(doc, namespace)
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", doc, err)
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}
-		if t.Namespace == "" {
-			t.Namespace = namespace
-		}
-		c.apply(&t.Spec)
-		out = append(out, t)
+		c.apply(&conv.Transform.Spec)
+		out = append(out, conv)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no Transform in the file")
@@ -142,19 +133,34 @@ func FileTransforms(r io.Reader, namespace string, c Common) ([]*v1alpha1.Transf
 	return out, nil
 }
 
-// decodeTransform checks a document's kind before its fields, so a Pod given to `init -f` is
-// named as such rather than reported as unknown fields.
-func decodeTransform(raw map[string]any) (*v1alpha1.Transform, error) {
-	want := v1alpha1.GroupVersion.String()
-	if raw["apiVersion"] != want || raw["kind"] != "Transform" {
-		return nil, fmt.Errorf("apiVersion %v, kind %v: want %s Transform (init spec takes a Pod)", raw["apiVersion"], raw["kind"], want)
-	}
-	js, err := yaml.Marshal(raw)
-	if err != nil {
+// fileDocument reads one document: a Transform, or an AIStore spec converted. The kind is checked
+// before the fields, so a Deployment is named as such rather than reported as unknown fields.
+func fileDocument(doc []byte, namespace string) (*aisspec.Conversion, error) {
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
 		return nil, err
 	}
+	want := v1alpha1.GroupVersion.String()
+	if tm.APIVersion == want && tm.Kind == "Transform" {
+		t, err := decodeTransform(doc)
+		if err != nil {
+			return nil, err
+		}
+		if t.Namespace == "" {
+			t.Namespace = namespace
+		}
+		return &aisspec.Conversion{Transform: t}, nil
+	}
+	if aisspec.Form(doc) != "" {
+		return aisspec.Convert(doc, "", namespace)
+	}
+	return nil, fmt.Errorf("apiVersion %s, kind %s: want a %s Transform, an AIStore ETL runtime spec (name, runtime.image) or an AIStore ETL Pod",
+		orUnset(tm.APIVersion), orUnset(tm.Kind), want)
+}
+
+func decodeTransform(doc []byte) (*v1alpha1.Transform, error) {
 	var t v1alpha1.Transform
-	if err := yaml.UnmarshalStrict(js, &t); err != nil {
+	if err := yaml.UnmarshalStrict(doc, &t); err != nil {
 		return nil, err
 	}
 	if t.Name == "" {
@@ -162,4 +168,11 @@ func decodeTransform(raw map[string]any) (*v1alpha1.Transform, error) {
 	}
 	t.Status = v1alpha1.TransformStatus{}
 	return &t, nil
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "<unset>"
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package etl
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -37,10 +39,11 @@ spec:
     ports: [{name: default, containerPort: 8000}]
 `
 
+// TestSpecTransform: init spec converts one AIStore spec (package aisspec has the corpus) and the
+// flags win over it.
 func TestSpecTransform(t *testing.T) {
 	template := &corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "md5"},
-			Annotations: map[string]string{"communication_type": "hpush://", "wait_timeout": "2m"}},
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "md5"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "aistore/transformer_md5:latest",
 			Ports: []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}}}},
 	}
@@ -51,10 +54,10 @@ func TestSpecTransform(t *testing.T) {
 		want    *v1alpha1.Transform
 		wantErr string
 	}{
-		"an AIStore pod spec keeps its annotations' communication and timeout": {
+		"an AIStore pod spec's annotations become its communication and timeout": {
 			pod: aisPod, name: "md5",
 			want: transform("md5", "ns", v1alpha1.TransformSpec{PodTemplate: template,
-				Communication: "hpush://", InitTimeout: &metav1.Duration{Duration: 2 * time.Minute}}),
+				Communication: "hpush", InitTimeout: &metav1.Duration{Duration: 2 * time.Minute}}),
 		},
 		"flags win over annotations; the pod's name serves without --name": {
 			pod: aisPod,
@@ -64,28 +67,33 @@ func TestSpecTransform(t *testing.T) {
 				Communication: "ws", Argument: "fqn", InitTimeout: &metav1.Duration{Duration: time.Minute},
 				ObjectTimeout: &metav1.Duration{Duration: 5 * time.Second}}),
 		},
+		"an AIStore runtime spec": {
+			pod: "name: md5-etl\nruntime: {image: aistorage/transformer_md5:latest}\ncommunication: hpull://\n", name: "md5",
+			want: transform("md5", "ns", v1alpha1.TransformSpec{Communication: "hpull",
+				Runtime: &v1alpha1.RuntimeSpec{Image: "aistorage/transformer_md5:latest"}}),
+		},
 		"no name anywhere": {
 			pod:     "kind: Pod\nspec: {containers: [{name: a, image: b}]}\n",
-			wantErr: "the Transform needs a name: pass --name or set metadata.name in the pod spec",
+			wantErr: "metadata.name is required: it names the Transform",
 		},
 		"not a pod": {
 			pod: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n", name: "x",
-			wantErr: "the pod spec is a Deployment; init spec takes a Pod (use init -f for a Transform)",
-		},
-		"a typo is refused": {
-			pod: "kind: Pod\nspec: {containrs: []}\n", name: "x",
-			wantErr: `the pod spec is not a Pod manifest: error unmarshaling JSON: while decoding JSON: json: unknown field "containrs"`,
+			wantErr: "apiVersion apps/v1, kind Deployment: init spec takes an AIStore ETL runtime spec (name, runtime.image) or a Pod; init -f takes Transforms too",
 		},
 		"a bad wait_timeout": {
 			pod: "kind: Pod\nmetadata: {annotations: {wait_timeout: soon}}\n", name: "x",
-			wantErr: `annotation wait_timeout: time: invalid duration "soon"; write a duration such as 2m or pass --init-timeout`,
+			wantErr: `metadata.annotations.wait_timeout "soon" is not a duration: write one such as 45s or 5m`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := SpecTransform([]byte(tc.pod), tc.name, "ns", tc.common)
+			conv, err := SpecTransform([]byte(tc.pod), tc.name, "ns", tc.common)
 			if diff := cmp.Diff(tc.wantErr, errString(err)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
+			}
+			var got *v1alpha1.Transform
+			if conv != nil {
+				got = conv.Transform
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Transform (-want +got):\n%s", diff)
@@ -143,9 +151,24 @@ spec: {runtime: {image: echo}}
 			file: `{"apiVersion": "etl.mlkube.io/v1alpha1", "kind": "Transform", "metadata": {"name": "j"}, "spec": {"runtime": {"image": "i"}}}`,
 			want: []*v1alpha1.Transform{transform("j", "ns", v1alpha1.TransformSpec{Runtime: &v1alpha1.RuntimeSpec{Image: "i"}})},
 		},
-		"a pod": {
-			file:    aisPod,
-			wantErr: "document 1: apiVersion v1, kind Pod: want etl.mlkube.io/v1alpha1 Transform (init spec takes a Pod)",
+		"an AIStore pod and runtime spec among Transforms, converted": {
+			file:   aisPod + "---\nname: echo-etl\nruntime: {image: aistorage/transformer_echo:latest}\nargument: fqn\n",
+			common: Common{ObjectTimeout: ptr(time.Minute)},
+			want: []*v1alpha1.Transform{
+				transform("transformer-md5", "ns", v1alpha1.TransformSpec{Communication: "hpush",
+					InitTimeout: &metav1.Duration{Duration: 2 * time.Minute}, ObjectTimeout: &metav1.Duration{Duration: time.Minute},
+					PodTemplate: &corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "md5"}},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "aistore/transformer_md5:latest",
+							Ports: []corev1.ContainerPort{{Name: "default", ContainerPort: 8000}}}}},
+					}}),
+				transform("echo-etl", "ns", v1alpha1.TransformSpec{Argument: "fqn", ObjectTimeout: &metav1.Duration{Duration: time.Minute},
+					Runtime: &v1alpha1.RuntimeSpec{Image: "aistorage/transformer_echo:latest"}}),
+			},
+		},
+		"neither a Transform nor AIStore's": {
+			file:    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n",
+			wantErr: "document 1: apiVersion apps/v1, kind Deployment: want a etl.mlkube.io/v1alpha1 Transform, an AIStore ETL runtime spec (name, runtime.image) or an AIStore ETL Pod",
 		},
 		"no name": {
 			file:    "apiVersion: etl.mlkube.io/v1alpha1\nkind: Transform\nspec: {runtime: {image: i}}\n",
@@ -159,9 +182,17 @@ spec: {runtime: {image: echo}}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := FileTransforms(strings.NewReader(tc.file), "ns", tc.common)
+			docs, err := cli.ReadDocuments(context.Background(), "-", strings.NewReader(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			convs, err := FileTransforms(docs, "ns", tc.common)
 			if diff := cmp.Diff(tc.wantErr, errString(err)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
+			}
+			var got []*v1alpha1.Transform
+			for _, c := range convs {
+				got = append(got, c.Transform)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Transforms (-want +got):\n%s", diff)
@@ -175,4 +206,30 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestArgsReach: --args is refused only for a code function that surely drops them.
+func TestArgsReach(t *testing.T) {
+	code := func(source, function string) *v1alpha1.Transform {
+		return transform("upper", "ns", v1alpha1.TransformSpec{Code: &v1alpha1.CodeSpec{Runtime: "python3.11", Source: source, Function: function}})
+	}
+	for name, tc := range map[string]struct {
+		t    *v1alpha1.Transform
+		want string
+	}{
+		"an image reads ?args= itself": {t: transform("md5", "ns", v1alpha1.TransformSpec{Runtime: &v1alpha1.RuntimeSpec{Image: "md5"}})},
+		"AIStore's signature":          {t: code("def transform(data, path, etl_args):\n    return data\n", "")},
+		"keyword-only etl_args":        {t: code("def up(data, *, etl_args):\n    return data\n", "up")},
+		"cannot tell":                  {t: code("transform = lambda data: data\n", "")},
+		"bytes only": {t: code("def transform(data):\n    return data.upper()\n", ""),
+			want: "--args cannot reach Transform upper: its function transform() takes no etl_args parameter, so the runtime would drop them; define it as transform(data, path, etl_args) (or give it a keyword-only etl_args) and create the Transform again, or leave out --args"},
+		"the name but not the args": {t: code("def up(data, path):\n    return data\n", "up"),
+			want: "--args cannot reach Transform upper: its function up() takes no etl_args parameter, so the runtime would drop them; define it as up(data, path, etl_args) (or give it a keyword-only etl_args) and create the Transform again, or leave out --args"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := errString(ArgsReach(tc.t)); got != tc.want {
+				t.Errorf("ArgsReach = %q\nwant %q", got, tc.want)
+			}
+		})
+	}
 }

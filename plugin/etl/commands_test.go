@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -272,6 +273,7 @@ func TestInit(t *testing.T) {
 	src := writeFile(t, "upper.py", "def transform(b):\n    return b.upper()\n")
 	deps := writeFile(t, "requirements.txt", "numpy\n")
 	pod := writeFile(t, "pod.yaml", aisPod)
+	specs := aisSpecServer(t)
 	runCases(t, map[string]testCase{
 		"code, client dry run as YAML": {
 			args: []string{"init", "code", "--name", "upper", "--runtime", "python3.11", "--from-file", src, "--deps-file", deps,
@@ -299,6 +301,28 @@ status:
 		"spec": {
 			args:    []string{"init", "spec", "-f", pod, "--name", "md5", "--arg-type", "fqn"},
 			wantOut: "transform.etl.mlkube.io/md5 created\n",
+			wantErr: aisPodReport,
+		},
+		"AIStore's runtime spec from a URL, server dry run": {
+			args:    []string{"init", "-f", specs.URL + "/md5/etl_spec.yaml", "--dry-run=server"},
+			wantOut: "transform.etl.mlkube.io/md5-etl created (server dry run)\n",
+			wantErr: `converted AIStore ETL runtime spec "md5-etl":
+  AIStore ETL runtime spec -> etl.mlkube.io/v1alpha1, kind Transform (spec.runtime)
+  name md5-etl -> metadata.name
+  runtime.image -> spec.runtime
+  communication hpush:// -> spec.communication hpush
+  init_timeout 5m -> spec.initTimeout 5m0s
+  support_direct_put dropped: every node's agent writes the results of its own objects, so there is no other node to put to
+  the transformer runs as uid 65532 (non-root, no privilege escalation, capabilities dropped: the restricted Pod Security Standard); an image that needs root must be rebuilt
+`,
+		},
+		"a URL that is not there": {
+			args: []string{"init", "-f", specs.URL + "/nothing.yaml"}, wantCode: 1,
+			wantErr: "error: fetching " + specs.URL + "/nothing.yaml: 404 Not Found\n",
+		},
+		"a URL that answers without end": {
+			args: []string{"init", "-f", specs.URL + "/endless.yaml"}, wantCode: 1,
+			wantErr: "error: fetching " + specs.URL + "/endless.yaml: more than 8 MiB, too much for a manifest; download the file and pass its path\n",
 		},
 		"file from stdin, several documents": {
 			args:    []string{"init", "-f", "-", "-n", "team-a"},
@@ -307,7 +331,7 @@ status:
 		},
 		"init without a form": {
 			args: []string{"init"}, wantCode: 1,
-			wantErr: "error: pass -f with Transforms, or use init spec or init code; see 'kubectl etl init --help'\n",
+			wantErr: "error: pass -f with Transforms or AIStore ETL specs, or use init spec or init code; see 'kubectl etl init --help'\n",
 		},
 		"code needs its flags": {
 			args: []string{"init", "code", "--name", "x"}, wantCode: 1,
@@ -315,9 +339,39 @@ status:
 		},
 		"an existing name": {
 			args: []string{"init", "spec", "-f", pod, "--name", "md5"}, objs: []client.Object{md5()}, wantCode: 1,
-			wantErr: "error: creating Transform md5: transforms.etl.mlkube.io \"md5\" already exists\n",
+			wantErr: aisPodReport + "error: creating Transform md5: transforms.etl.mlkube.io \"md5\" already exists\n",
 		},
 	})
+}
+
+// aisPodReport is what converting aisPod under the name md5 changes.
+const aisPodReport = `converted AIStore ETL pod spec "md5":
+  apiVersion v1, kind Pod -> etl.mlkube.io/v1alpha1, kind Transform (metadata.labels, metadata.annotations and spec -> spec.podTemplate)
+  metadata.name transformer-md5 replaced by the name given, md5
+  metadata.annotations.communication_type hpush:// -> spec.communication hpush
+  metadata.annotations.wait_timeout 2m -> spec.initTimeout 2m0s
+  the transformer runs as uid 65532 (non-root, no privilege escalation, capabilities dropped: the restricted Pod Security Standard); an image that needs root must be rebuilt
+`
+
+// aisSpecServer serves an AIStore runtime spec, and an answer without end, as a web server would.
+func aisSpecServer(t *testing.T) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/md5/etl_spec.yaml":
+			io.WriteString(w, "name: md5-etl\nruntime:\n  image: aistorage/transformer_md5:latest\ncommunication: hpush://\ninit_timeout: 5m\nsupport_direct_put: true\n")
+		case "/endless.yaml":
+			line := []byte("# " + strings.Repeat("x", 1021) + "\n")
+			for {
+				if _, err := w.Write(line); err != nil {
+					return
+				}
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
 }
 
 func TestObject(t *testing.T) {

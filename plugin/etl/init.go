@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/plugin/etl/aisspec"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
@@ -20,12 +21,13 @@ type initOptions struct {
 	cmd    *cobra.Command
 	print  *cli.PrintFlags
 	dryRun string
-	// build makes the Transforms, in the namespace given, once the flags are parsed.
-	build func(namespace string, c Common) ([]*v1alpha1.Transform, error)
+	// build makes the Transforms, in the namespace given, once the flags are parsed: those of
+	// AIStore's specs with the changes their conversion made.
+	build func(ctx context.Context, namespace string, c Common) ([]*aisspec.Conversion, error)
 
 	comm, arg                  string
 	initTimeout, objectTimeout time.Duration
-	transforms                 []*v1alpha1.Transform
+	conversions                []*aisspec.Conversion
 }
 
 // common reads the flags shared by every form; only those given override the file's values.
@@ -52,7 +54,7 @@ func (o *initOptions) Complete(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	o.transforms, err = o.build(ns, o.common(cmd.Flags()))
+	o.conversions, err = o.build(cmd.Context(), ns, o.common(cmd.Flags()))
 	return err
 }
 
@@ -69,7 +71,12 @@ func (o *initOptions) Validate() error {
 }
 
 func (o *initOptions) Run(ctx context.Context) error {
-	return cli.CreateEach(ctx, o.env, o.dryRun, o.transforms,
+	transforms := make([]*v1alpha1.Transform, len(o.conversions))
+	for i, conv := range o.conversions {
+		cli.ReportConversion(o.env, conv.From, conv.Transform.Name, conv.Changes)
+		transforms[i] = conv.Transform
+	}
+	return cli.CreateEach(ctx, o.env, o.dryRun, transforms,
 		func(t *v1alpha1.Transform, err error) error {
 			return fmt.Errorf("creating Transform %s: %w", t.Name, err)
 		},
@@ -114,32 +121,38 @@ func newInitOptions(env *cli.Env) *initOptions {
 func newInitCommand(env *cli.Env) *cobra.Command {
 	o := newInitOptions(env)
 	var file string
-	o.build = func(ns string, c Common) ([]*v1alpha1.Transform, error) {
+	o.build = func(ctx context.Context, ns string, c Common) ([]*aisspec.Conversion, error) {
 		if file == "" {
-			return nil, cli.UsageError(o.cmd, "pass -f with Transforms, or use init spec or init code")
+			return nil, cli.UsageError(o.cmd, "pass -f with Transforms or AIStore ETL specs, or use init spec or init code")
 		}
-		r, closeFile, err := open(file, env.In)
+		docs, err := cli.ReadDocuments(ctx, file, env.In)
 		if err != nil {
 			return nil, err
 		}
-		defer closeFile()
-		return FileTransforms(r, ns, c)
+		return FileTransforms(docs, ns, c)
 	}
 	cmd := &cobra.Command{
 		Use:   "init -f FILE | init spec | init code",
-		Short: "Create Transforms from a file, a pod spec or code",
-		Long: `Create Transforms: from a file of Transforms (-f, several documents allowed), from a pod spec
-(init spec), or from source code run by one of mlkube's runtimes (init code). The flags below
-override what a file says.`,
+		Short: "Create Transforms from a file or URL (AIStore ETL specs too), one AIStore spec, or code",
+		Long: `Create Transforms: from a file, URL or stdin (-f, several documents allowed) of Transforms or of
+AIStore's ETL specs, from one AIStore spec under another name (init spec), or from source code run
+by one of mlkube's runtimes (init code). AIStore's runtime specs (name, runtime.image/command/env,
+communication, argument, init_timeout, obj_timeout, support_direct_put, resources) and its Pod specs
+with their communication_type, wait_timeout and support_direct_put annotations are converted to
+Transforms, each change printed to stderr; what mlkube has no equivalent for is dropped with the
+reason, or refused naming the field. The flags below override what a file says.`,
 		Example: `  # Transforms from a file, fed over WebSocket whatever the file says
   kubectl etl init -f transforms.yaml --comm-type ws
 
-  # From stdin, showing what the admission webhook makes of it without storing it
+  # AIStore's published md5 transformer, checked by the admission webhook without storing it
+  kubectl etl init -f https://raw.githubusercontent.com/NVIDIA/ais-etl/main/transformers/md5/etl_spec.yaml --dry-run=server
+
+  # From stdin, showing what the admission webhook makes of it
   cat md5.yaml | kubectl etl init -f - --dry-run=server -o yaml`,
 		Args: cli.ExactArgs(),
 		RunE: cli.RunE(o),
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", `File of Transforms (YAML or JSON, several documents), or "-" for stdin.`)
+	cmd.Flags().StringVarP(&file, "filename", "f", "", `File or http(s) URL of Transforms or AIStore ETL specs (YAML or JSON, several documents), or "-" for stdin.`)
 	o.addFlags(cmd)
 	cmd.AddCommand(newInitSpecCommand(env), newInitCodeCommand(env))
 	return cmd
@@ -148,30 +161,34 @@ override what a file says.`,
 func newInitSpecCommand(env *cli.Env) *cobra.Command {
 	o := newInitOptions(env)
 	var file, name string
-	o.build = func(ns string, c Common) ([]*v1alpha1.Transform, error) {
-		pod, err := readFile(file, env.In)
+	o.build = func(ctx context.Context, ns string, c Common) ([]*aisspec.Conversion, error) {
+		doc, err := oneDocument(ctx, file, env.In)
 		if err != nil {
 			return nil, err
 		}
-		t, err := SpecTransform(pod, name, ns, c)
-		return []*v1alpha1.Transform{t}, err
+		conv, err := SpecTransform(doc, name, ns, c)
+		if err != nil {
+			return nil, err
+		}
+		return []*aisspec.Conversion{conv}, nil
 	}
 	cmd := &cobra.Command{
-		Use:   "spec -f POD.yaml [--name NAME]",
-		Short: "Create a Transform from a Pod manifest of the transformer (AIStore's ETL pod specs work as they are)",
-		Long: `Create a Transform of the podTemplate form from a Pod manifest: one container with a port
-named "default". The communication_type and wait_timeout annotations of AIStore's ETL specs are
-honoured; the flags win over them.`,
+		Use:   "spec -f SPEC.yaml [--name NAME]",
+		Short: "Create a Transform from one AIStore ETL spec (runtime spec or Pod), under a name of your choice",
+		Long: `Create a Transform from one AIStore ETL spec, as "ais etl init spec" does: a runtime spec
+(name, runtime.image, …) becomes a Transform of the runtime form, a Pod manifest (one container with
+a port named "default") one of the podTemplate form, its communication_type and wait_timeout
+annotations fields. Each change is printed to stderr. The flags win over the spec.`,
 		Example: `  # A Transform md5 from an AIStore ETL pod spec
   kubectl etl init spec -f md5_pod.yaml --name md5
 
-  # Over hpull, with ten seconds to become ready
-  kubectl etl init spec -f echo.yaml --name echo --comm-type hpull --init-timeout 10s`,
+  # From AIStore's runtime spec, over hpull, with ten seconds to become ready
+  kubectl etl init spec -f etl_spec.yaml --name echo --comm-type hpull --init-timeout 10s`,
 		Args: cli.ExactArgs(),
 		RunE: cli.RunE(o),
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", `The Pod manifest, or "-" for stdin.`)
-	cmd.Flags().StringVar(&name, "name", "", "Name of the Transform; defaults to the pod's.")
+	cmd.Flags().StringVarP(&file, "filename", "f", "", `The AIStore ETL spec: a file, an http(s) URL or "-" for stdin.`)
+	cmd.Flags().StringVar(&name, "name", "", "Name of the Transform; defaults to the spec's.")
 	_ = cmd.MarkFlagRequired("filename")
 	o.addFlags(cmd)
 	return cmd
@@ -181,7 +198,7 @@ func newInitCodeCommand(env *cli.Env) *cobra.Command {
 	o := newInitOptions(env)
 	var name, source, deps string
 	code := Code{}
-	o.build = func(ns string, c Common) ([]*v1alpha1.Transform, error) {
+	o.build = func(_ context.Context, ns string, c Common) ([]*aisspec.Conversion, error) {
 		src, err := readFile(source, env.In)
 		if err != nil {
 			return nil, err
@@ -195,15 +212,23 @@ func newInitCodeCommand(env *cli.Env) *cobra.Command {
 			code.Dependencies = string(d)
 		}
 		t, err := CodeTransform(code, name, ns, c)
-		return []*v1alpha1.Transform{t}, err
+		if err != nil {
+			return nil, err
+		}
+		return []*aisspec.Conversion{{Transform: t}}, nil
 	}
 	cmd := &cobra.Command{
 		Use:   "code --name NAME --runtime RUNTIME --from-file FILE",
 		Short: "Create a Transform from source code, run by one of mlkube's runtime images",
 		Long: fmt.Sprintf(`Create a Transform of the code form: the source defines a function (transform by default)
-called with each object's bytes, whose return value is the result. Runtimes: %v.`, v1alpha1.CodeRuntimes),
+called with each object's bytes, whose return value is the result. As AIStore's, it may also take
+the object's name and the request's args (run --args, object --args): transform(data, path,
+etl_args), transform(data, *rest), or keyword-only path and etl_args. Runtimes: %v.`, v1alpha1.CodeRuntimes),
 		Example: `  # upper.py defines transform(data: bytes) -> bytes
   kubectl etl init code --name upper --runtime python3.11 --from-file upper.py
+
+  # hash.py defines transform(data, path, etl_args), which run --args reaches
+  kubectl etl init code --name hash --runtime python3.11 --from-file hash.py
 
   # With pip requirements, another function name, and objects in 1 MiB chunks
   kubectl etl init code --name resize --runtime python3.11 --from-file resize.py \
@@ -236,6 +261,24 @@ func open(name string, stdin io.Reader) (io.Reader, func(), error) {
 		return nil, nil, err
 	}
 	return f, func() { f.Close() }, nil
+}
+
+// oneDocument reads the only document of a file, URL or stdin.
+func oneDocument(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
+	docs, err := cli.ReadDocuments(ctx, name, stdin)
+	if err != nil {
+		return nil, err
+	}
+	var found [][]byte
+	for _, d := range docs {
+		if !cli.EmptyDocument(d) {
+			found = append(found, d)
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%s holds %d documents; init spec takes one (init -f takes several)", name, len(found))
+	}
+	return found[0], nil
 }
 
 // readFile reads name, or stdin for "-".

@@ -73,12 +73,12 @@ func (o *createOptions) Validate() error {
 
 func (o *createOptions) Run(ctx context.Context) error {
 	for _, f := range o.filenames {
-		docs, err := readDocuments(ctx, f, o.env.In)
+		docs, err := cli.ReadDocuments(ctx, f, o.env.In)
 		if err != nil {
 			return err
 		}
 		for i, doc := range docs {
-			if emptyDocument(doc) {
+			if cli.EmptyDocument(doc) {
 				continue
 			}
 			job, changes, err := decodeJob(doc)
@@ -88,7 +88,7 @@ func (o *createOptions) Run(ctx context.Context) error {
 			if err := o.setNamespace(job); err != nil {
 				return err
 			}
-			reportConversion(o.env, job, changes)
+			cli.ReportConversion(o.env, "Kubeflow MXJob", job.Name, changes)
 			o.jobs = append(o.jobs, job)
 		}
 	}
@@ -128,14 +128,4 @@ func (o *createOptions) setNamespace(job *v1beta1.MxJob) error {
 		return fmt.Errorf("MxJob %q names namespace %q but -n says %q; drop one of them", job.Name, job.Namespace, o.namespace)
 	}
 	return nil
-}
-
-func reportConversion(env *cli.Env, job *v1beta1.MxJob, changes []string) {
-	if len(changes) == 0 {
-		return
-	}
-	fmt.Fprintf(env.ErrOut, "converted Kubeflow MXJob %q:\n", job.Name)
-	for _, c := range changes {
-		fmt.Fprintf(env.ErrOut, "  %s\n", c)
-	}
 }

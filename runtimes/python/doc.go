@@ -1,6 +1,7 @@
 // Package python is the runtime of the Transform `code` form for Python: a
 // transformer (on the SDK, so every mechanism of the wire contract) that
-// passes each object to the user's function transform(data: bytes) -> bytes,
+// passes each object to the user's function transform(data: bytes) -> bytes
+// (with the object's name and args when its signature asks),
 // run by a small pool of long-running Python worker processes. It runs inside
 // the transformer pods of `code` Transforms (image mlkube/runtime-python3.11,
 // cmd/runtime-python).
@@ -24,8 +25,16 @@
 //     next chunk is read, so memory stays near n per object; a failure in a
 //     later chunk aborts the answer (the SDK never passes a truncated result
 //     off as good).
-//   - the function's arguments are the bytes only: the object's name and the
-//     request's args are not passed.
+//   - the function is called as its signature asks, as AIStore's
+//     transform(data, path, etl_args) is: the bytes first, then the object's
+//     name (path) and the request's args (etl_args, "" when none) when it has
+//     parameters for them. Accepted: f(data), f(data, path),
+//     f(data, path, etl_args) (any names; parameters with defaults count),
+//     f(data, *rest) (rest gets path and etl_args), and keyword-only
+//     parameters named path and etl_args; **kwargs gets nothing. Any other
+//     required parameter fails the start (a *LoadError naming it). Each chunk's
+//     call gets the same name and args. Package pysig reads the same answer
+//     from the source, for clients that refuse args the function would drop.
 //   - a Python exception fails that object only, with the exception's type,
 //     message and the end of its traceback as the error (HTTP 500, ws error
 //     message); the worker goes on. A worker that dies (a crash, os._exit) or

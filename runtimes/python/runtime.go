@@ -116,12 +116,12 @@ func (r *Runtime) stopIdle(ctx context.Context) {
 
 // Transform takes a worker for the object; the result runs the function as
 // it is read and gives the worker back when closed.
-func (r *Runtime) Transform(ctx context.Context, in io.Reader, _, _ string) (io.Reader, error) {
+func (r *Runtime) Transform(ctx context.Context, in io.Reader, object, args string) (io.Reader, error) {
 	w, err := r.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &result{ctx: ctx, r: r, w: w, in: in, chunk: r.conf.ChunkSize}, nil
+	return &result{ctx: ctx, r: r, w: w, in: in, chunk: r.conf.ChunkSize, object: object, args: args}, nil
 }
 
 // acquire takes an idle worker, starting one for a slot whose restart
@@ -178,6 +178,8 @@ type result struct {
 	w     *worker // nil once released
 	in    io.Reader
 	chunk int // 0: whole object
+	// object and args go with every call, each chunk's too.
+	object, args string
 
 	pending []byte
 	calls   int
@@ -228,7 +230,7 @@ func (res *result) next() error {
 		data = buf[:n]
 	}
 	res.calls++
-	out, err := res.w.call(res.ctx, data)
+	out, err := res.w.call(res.ctx, data, res.object, res.args)
 	res.pending = out
 	return err
 }

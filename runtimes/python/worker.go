@@ -25,6 +25,8 @@ const (
 	statusError     = '1'
 	statusLoadError = '2'
 	kindCall        = 'c'
+	kindName        = 'n'
+	kindArgs        = 'a'
 )
 
 // stderrTail is how much of a dead worker's stderr its error quotes.
@@ -116,20 +118,26 @@ func startWorker(ctx context.Context, s workerSpec) (*worker, error) {
 	return w, nil
 }
 
-// call runs the function on data. A Python exception is an error with the
+// call runs the function on data, the object's name and the request's args
+// going first in frames of their own (the worker passes them if the
+// function's signature asks). A Python exception is an error with the
 // worker still usable; any other error leaves the worker dead. When ctx ends
 // first, the worker is killed and ctx's error returned.
-func (w *worker) call(ctx context.Context, data []byte) ([]byte, error) {
+func (w *worker) call(ctx context.Context, data []byte, object, args string) ([]byte, error) {
 	if len(data) > math.MaxUint32 {
 		return nil, transformer.StatusError(http.StatusRequestEntityTooLarge,
 			fmt.Errorf("%d bytes do not fit one call: set a chunk size", len(data)))
 	}
 	stop := context.AfterFunc(ctx, w.kill)
 	defer stop()
-	var hdr [5]byte
-	hdr[0] = kindCall
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(data)))
-	_, err := w.in.Write(hdr[:])
+	// One write for the small frames and the call's header; names and args
+	// are bounded far below 4 GiB by the agent (1 KiB, 4 KiB).
+	head := make([]byte, 0, 15+len(object)+len(args))
+	head = appendFrame(head, kindName, object)
+	head = appendFrame(head, kindArgs, args)
+	head = append(head, kindCall)
+	head = binary.BigEndian.AppendUint32(head, uint32(len(data)))
+	_, err := w.in.Write(head)
 	if err == nil {
 		_, err = w.in.Write(data)
 	}
@@ -153,6 +161,12 @@ func (w *worker) call(ctx context.Context, data []byte) ([]byte, error) {
 	}
 	w.kill()
 	return nil, fmt.Errorf("python worker: unexpected answer %q", status)
+}
+
+func appendFrame(b []byte, kind byte, payload string) []byte {
+	b = append(b, kind)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
+	return append(b, payload...)
 }
 
 // readFrame reads one frame from the worker.
