@@ -117,8 +117,10 @@ func TestDataPathServiceAccount(t *testing.T) {
 				noAgent,
 		},
 		{
-			name:    "the next uses it",
-			run:     func() (string, string, int) { return ed.Run(t, etl.NewRoot, t.TempDir(), "", "cat", "raw/a.txt", "-n", ns) },
+			name: "the next uses it",
+			run: func() (string, string, int) {
+				return ed.Run(t, etl.NewRoot, t.TempDir(), "", "cat", "raw/a.txt", "-n", ns)
+			},
 			wantErr: noAgent,
 		},
 		{
@@ -129,8 +131,8 @@ func TestDataPathServiceAccount(t *testing.T) {
 			wantErr: "error: a data path token for ServiceAccount datapath-sa:loader: serviceaccounts \"loader\" not found (pass --service-account to use another)\n",
 		},
 		{
-			name: "a viewer may not request its tokens",
-			run:  func() (string, string, int) { return vera.Run(t, etl.NewRoot, t.TempDir(), "", "ls", "-n", ns) },
+			name:    "a viewer may not request its tokens",
+			run:     func() (string, string, int) { return vera.Run(t, etl.NewRoot, t.TempDir(), "", "ls", "-n", ns) },
 			wantErr: "error: a data path token for ServiceAccount datapath-sa:mlkube-cli: serviceaccounts \"mlkube-cli\" is forbidden: User \"vera\" cannot create resource \"serviceaccounts/token\" in API group \"\" in the namespace \"datapath-sa\" (pass --service-account to use another)\n",
 		},
 	} {
