@@ -140,8 +140,7 @@ func writeResult(dst string, stdout io.Writer, produce func(io.Writer) error) (e
 // node (by status order, which is by name) where they all are: the agent runs every stage of a
 // pipeline with the transformers of its own node.
 func readyNode(pipeline string, ts []*v1alpha1.Transform, node string) (string, error) {
-	var common []string
-	var where []string
+	var common, where []string
 	for i, t := range ts {
 		var ready []string
 		for _, n := range t.Status.Nodes {
@@ -159,16 +158,17 @@ func readyNode(pipeline string, ts []*v1alpha1.Transform, node string) (string, 
 		default:
 			common = slices.DeleteFunc(common, func(n string) bool { return !slices.Contains(ready, n) })
 		}
-		where = append(where, t.Name+" is on "+strings.Join(ready, ", "))
+		// "md5 is on node-a, upper on node-b": the verb once.
+		verb := " on "
+		if i == 0 {
+			verb = " is on "
+		}
+		where = append(where, t.Name+verb+strings.Join(ready, ", "))
 	}
 	switch {
 	case node != "":
 		return node, nil
 	case len(common) == 0:
-		// "md5 is on node-a, upper on node-b": the verb once.
-		for i := 1; i < len(where); i++ {
-			where[i] = strings.Replace(where[i], " is on ", " on ", 1)
-		}
 		return "", fmt.Errorf("pipeline %s is ready on no one node: %s; see kubectl etl health", pipeline, strings.Join(where, ", "))
 	}
 	return common[0], nil
