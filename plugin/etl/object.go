@@ -207,12 +207,12 @@ with kubectl etl cat OBJECT --transform NAME. --args reach each transformer with
 AIStore's etl args do (the args query of the agent's API); a Python code Transform's function gets
 them when the runtime passes them to it (docs/transforms.md).
 
-The agent is reached by a port-forward through the API server, with a token for the audience %q
-of a ServiceAccount of the namespace, %s unless --service-account names another, from the
-TokenRequest API: the agent acts with that ServiceAccount's rights, never with yours. The first
-use creates %s in the namespace and says so; bind it once to the ClusterRole
-mlkube-datapath-user, which allows 'use' on Transforms and reading and writing objects
-(docs/datapath-rbac.md).`, wire.Audience, cliServiceAccount, cliServiceAccount),
+The agent is reached by a port-forward through the API server, with a token for the audience
+%q of a ServiceAccount of the namespace, %s unless --service-account names
+another, from the TokenRequest API: the agent acts with that ServiceAccount's rights, never with
+yours. The first use creates %s in the namespace and says so; bind it once to the
+ClusterRole mlkube-datapath-user, which allows 'use' on Transforms and reading and writing
+objects (docs/datapath-rbac.md).`, wire.Audience, cliServiceAccount, cliServiceAccount),
 		Example: `  # The md5 of a file, then of stdin
   kubectl etl object md5 photo.jpg -
   cat photo.jpg | kubectl etl object md5 - - --object-name photo.jpg
