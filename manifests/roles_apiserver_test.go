@@ -65,7 +65,7 @@ func concat(lists ...[]string) []string {
 }
 
 // TestRolesOnTheAPIServer binds the bundle's roles as a cluster admin would (the built-in view and
-// edit in team-a, mlkube-datapath-user to team-a's default ServiceAccount) and asks the API
+// edit in team-a, mlkube-datapath-user to team-a's mlkube-cli ServiceAccount) and asks the API
 // server's RBAC what each subject may do. Aggregation is simulated by binding each ClusterRole
 // that aggregatedInto names.
 func TestRolesOnTheAPIServer(t *testing.T) {
@@ -106,8 +106,8 @@ func TestRolesOnTheAPIServer(t *testing.T) {
 		bind(role, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: "User", Name: "ed"})
 	}
 	// docs/install.md#onboarding-a-namespace: kubectl etl's data path identity.
-	bind("mlkube-datapath-user", rbacv1.Subject{Kind: "ServiceAccount", Name: "default", Namespace: "team-a"})
-	sa := subject{"system:serviceaccount:team-a:default", []string{"system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated"}}
+	bind("mlkube-datapath-user", rbacv1.Subject{Kind: "ServiceAccount", Name: "mlkube-cli", Namespace: "team-a"})
+	sa := subject{"system:serviceaccount:team-a:mlkube-cli", []string{"system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated"}}
 
 	objects := "objects.etl.mlkube.io"
 	use := "team-a: use transforms.etl.mlkube.io"

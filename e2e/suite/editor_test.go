@@ -25,13 +25,13 @@ import (
 
 // onboard makes a team's namespace as docs/install.md ("Onboarding a namespace") has the admin
 // make it: the restricted Pod Security Standard enforced, editor bound to edit, and the
-// namespace's default ServiceAccount, which the plugins' data path commands act as, bound to
-// mlkube-datapath-user.
+// ServiceAccount mlkube-cli, which the plugins' data path commands create on first use and act
+// as, bound to mlkube-datapath-user.
 func onboard(t *testing.T, editor string) string {
 	t.Helper()
 	ns := labelledNamespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 	grant(t, ns, "edit", rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: editor})
-	bindDataPath(t, ns, ns)
+	bindCLI(t, ns)
 	return ns
 }
 
@@ -275,18 +275,18 @@ func TestWalkthroughAsNamespaceEditor(t *testing.T) {
 	// At the agent, bob's namespace's data path token is refused everything of alice's
 	// namespace, and a ServiceAccount bound to view reads and changes nothing.
 	base := forwardToAgent(t, nodes[0])
-	aliceToken, bobToken, readerToken := dataPathToken(t, ns, "default"), dataPathToken(t, nsBob, "default"), dataPathToken(t, ns, "reader")
+	aliceToken, bobToken, readerToken := dataPathToken(t, ns, cliServiceAccount), dataPathToken(t, nsBob, cliServiceAccount), dataPathToken(t, ns, "reader")
 	object := objectPath(ns, "raw/big-0.bin")
 	for _, c := range []struct {
 		who, token, method, path string
 		body                     []byte
 		want                     int
 	}{
-		{"alice's default ServiceAccount", aliceToken, http.MethodGet, object, nil, http.StatusOK},
-		{"bob's default ServiceAccount", bobToken, http.MethodGet, object, nil, http.StatusForbidden},
-		{"bob's default ServiceAccount", bobToken, http.MethodGet, listPath(ns, "raw/"), nil, http.StatusForbidden},
-		{"bob's default ServiceAccount", bobToken, http.MethodPut, objectPath(ns, "raw/bob.txt"), []byte("bob was here"), http.StatusForbidden},
-		{"bob's default ServiceAccount", bobToken, http.MethodDelete, object, nil, http.StatusForbidden},
+		{"alice's mlkube-cli", aliceToken, http.MethodGet, object, nil, http.StatusOK},
+		{"bob's mlkube-cli", bobToken, http.MethodGet, object, nil, http.StatusForbidden},
+		{"bob's mlkube-cli", bobToken, http.MethodGet, listPath(ns, "raw/"), nil, http.StatusForbidden},
+		{"bob's mlkube-cli", bobToken, http.MethodPut, objectPath(ns, "raw/bob.txt"), []byte("bob was here"), http.StatusForbidden},
+		{"bob's mlkube-cli", bobToken, http.MethodDelete, object, nil, http.StatusForbidden},
 		{"the ServiceAccount bound to view", readerToken, http.MethodGet, object, nil, http.StatusOK},
 		{"the ServiceAccount bound to view", readerToken, http.MethodGet, listPath(ns, "raw/"), nil, http.StatusOK},
 		{"the ServiceAccount bound to view", readerToken, http.MethodPut, objectPath(ns, "raw/reader.txt"), []byte("reader was here"), http.StatusForbidden},

@@ -20,7 +20,7 @@ func TestEtlCopyResumesAfterBeingKilled(t *testing.T) {
 	s := newShell(t).as("erin")
 	tree := s.randomTree("tree", 1000, 64<<10, []string{"a", "a/b", "c"}, 0)
 	base := forwardToAgent(t, readyNodes(t)[0])
-	token := dataPathToken(t, ns, "default")
+	token := dataPathToken(t, ns, cliServiceAccount)
 
 	cp, out := s.start("etl", "cp", "-n", ns, "./tree", "etl:tree/", "--parallel", "4")
 	exited := make(chan error, 1)

@@ -57,7 +57,7 @@ func TestFQNInRestrictedNamespace(t *testing.T) {
 	nodes := readyNodes(t)
 	ns := onboard(t, "frank")
 	frank, warned := impersonateWarned(t, "frank")
-	token := dataPathToken(t, ns, "default")
+	token := dataPathToken(t, ns, cliServiceAccount)
 	agents := map[string]string{}
 	objects := map[string][]byte{} // node → its object in/<node>.bin
 	rng := rand.New(rand.NewPCG(24, 7))

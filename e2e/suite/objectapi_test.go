@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mlkube/mlkube/api/wire"
@@ -19,9 +21,17 @@ import (
 
 // dataPathToken is a data path token of ServiceAccount sa of namespace ns from the TokenRequest
 // API, as `kubectl create token SA --audience mlkube-datapath` makes it: whoever holds it acts on
-// the data path as that ServiceAccount.
+// the data path as that ServiceAccount. mlkube-cli is created if it is missing, as kubectl etl
+// creates it on first use.
 func dataPathToken(t *testing.T, ns, sa string) string {
 	t.Helper()
+	if sa == cliServiceAccount {
+		_, err := clientset.CoreV1().ServiceAccounts(ns).Create(context.Background(),
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("creating ServiceAccount %s/%s: %v", ns, sa, err)
+		}
+	}
 	tok, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa,
 		&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{Audiences: []string{wire.Audience}}}, metav1.CreateOptions{})
 	if err != nil {
@@ -78,11 +88,10 @@ func listObjects(t *testing.T, base, ns, prefix, token string) (wire.ObjectList,
 }
 
 // putObjects puts objects (name → bytes) of namespace ns on node as a user does: PUTs through the
-// object API of node's agent, as the namespace's default ServiceAccount (which may use the data
-// path), each naming the node (?node=) and checked to have landed there; eight at a time.
+// object API of node's agent, as the namespace's mlkube-cli (which may use the data path), each naming the node (?node=) and checked to have landed there; eight at a time.
 func putObjects(t *testing.T, ns, node string, objects map[string][]byte) {
 	t.Helper()
-	base, token := forwardToAgent(t, node), dataPathToken(t, ns, "default")
+	base, token := forwardToAgent(t, node), dataPathToken(t, ns, cliServiceAccount)
 	names := make(chan string)
 	var wg sync.WaitGroup
 	var mu sync.Mutex

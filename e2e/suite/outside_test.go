@@ -56,13 +56,13 @@ func forwardToAgent(t *testing.T, node string) string {
 
 // TestDataPathFromOutsideTheCluster: a caller outside the cluster (the plugins' path) reaches a
 // node's agent through a port-forward with a token from the TokenRequest API for a
-// ServiceAccount of the namespace (`kubectl create token default --audience mlkube-datapath`),
+// ServiceAccount of the namespace (`kubectl create token mlkube-cli --audience mlkube-datapath`),
 // and acts with that namespace identity; its own credentials never reach the agent.
 func TestDataPathFromOutsideTheCluster(t *testing.T) {
 	node, ns, _, tr := md5OnANode(t, v1alpha1.CommWS)
 	putObjects(t, ns, node, map[string][]byte{"far.txt": []byte("read from afar")})
 	base := forwardToAgent(t, node)
-	token := dataPathToken(t, ns, "default")
+	token := dataPathToken(t, ns, cliServiceAccount)
 	call := func(method, path, token string, body []byte) (int, string) {
 		return callAgent(t, base, method, path, token, body)
 	}

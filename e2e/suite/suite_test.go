@@ -89,22 +89,41 @@ func podFailed(p *corev1.Pod) error {
 
 // namespace creates a namespace for one test and removes it afterwards; on failure it first
 // prints what a person needs to see: pods, events and the manager's logs. The namespace's default
-// ServiceAccount may use its Transforms and data on the node data path (bindDataPath).
+// ServiceAccount, which the suite's client pods run as (clientOn), and mlkube-cli, which the
+// plugins' data path commands act as, may use its Transforms and data on the node data path.
 func namespace(t *testing.T) string {
 	t.Helper()
 	ns := bareNamespace(t)
 	bindDataPath(t, ns, ns)
+	bindCLI(t, ns)
 	return ns
 }
 
-// bindDataPath lets the default ServiceAccount of namespace user run the Transforms of namespace
-// ns and read and write its data, as a namespace admin grants it (docs/datapath-rbac.md).
+// bindDataPath lets the default ServiceAccount of namespace user, which the suite's client pods
+// run as, run the Transforms of namespace ns and read and write its data, as a namespace admin
+// grants a workload's identity (docs/datapath-rbac.md).
 func bindDataPath(t *testing.T, ns, user string) {
 	t.Helper()
+	bindDataPathTo(t, ns, "datapath-"+user, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: user})
+}
+
+// cliServiceAccount is the data path identity of kubectl etl's commands, which they create on
+// first use (docs/datapath-rbac.md).
+const cliServiceAccount = "mlkube-cli"
+
+// bindCLI binds mlkube-cli of ns to mlkube-datapath-user, as docs/install.md's onboarding has the
+// admin do before the ServiceAccount exists.
+func bindCLI(t *testing.T, ns string) {
+	t.Helper()
+	bindDataPathTo(t, ns, cliServiceAccount+"-datapath", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: cliServiceAccount, Namespace: ns})
+}
+
+func bindDataPathTo(t *testing.T, ns, name string, subject rbacv1.Subject) {
+	t.Helper()
 	k8s.MustCreate(t, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "datapath-" + user, Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mlkube-datapath-user"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: user}},
+		Subjects:   []rbacv1.Subject{subject},
 	})
 }
 

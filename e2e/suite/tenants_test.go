@@ -56,7 +56,7 @@ type tenants struct {
 	agents         map[string]string // node → base URL of its agent, port-forwarded
 	nsA, nsB       string
 	alice, bob     kubetest.Client // the editors, impersonated
-	tokenA, tokenB string          // data path tokens of each namespace's default ServiceAccount
+	tokenA, tokenB string          // data path tokens of each namespace's mlkube-cli
 	md5            *v1alpha1.Transform
 	// raw are B's objects (name → bytes) and where each lives; written are the objects B wrote
 	// since (name → bytes): B's data is exactly both at the end.
@@ -118,7 +118,7 @@ func newTenants(t *testing.T) *tenants {
 	for _, node := range f.nodes {
 		f.agents[node] = forwardToAgent(t, node)
 	}
-	f.tokenA, f.tokenB = dataPathToken(t, f.nsA, "default"), dataPathToken(t, f.nsB, "default")
+	f.tokenA, f.tokenB = dataPathToken(t, f.nsA, cliServiceAccount), dataPathToken(t, f.nsB, cliServiceAccount)
 
 	rng := rand.New(rand.NewPCG(24, 6))
 	for _, node := range f.nodes {

@@ -315,6 +315,11 @@ func TestWalkthroughTransforms(t *testing.T) {
 	if out := s.do(ns, "etl object upper local.txt -"); out != strings.ToUpper(local) {
 		t.Errorf("kubectl etl object upper local.txt - wrote %q, want %q", out, strings.ToUpper(local))
 	}
+	// The same file stored, then through a pipeline on the node that holds it.
+	s.do(ns, "etl cp local.txt etl:in/local.txt -q")
+	if out, want := s.do(ns, "etl object upper>>md5 etl:in/local.txt -"), md5hex([]byte(strings.ToUpper(local))); out != want {
+		t.Errorf("kubectl etl object upper>>md5 etl:in/local.txt - wrote %q, want the md5 of the upper case file %s", out, want)
+	}
 
 	// A dataset on every node, each node its own objects, and a destination the agent may write.
 	const count = 20

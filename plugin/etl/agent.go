@@ -11,6 +11,7 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -24,17 +25,61 @@ import (
 // agentSelector selects the data path agents' pods.
 var agentSelector = klabels.SelectorFromSet(wire.AgentLabels()).String()
 
-// tokenRequester issues tokens with the TokenRequest API, as `kubectl create token SA
-// --audience mlkube-datapath` does.
-type tokenRequester struct{ cs kubernetes.Interface }
+// cliServiceAccount is the data path identity of kubectl etl's commands unless --service-account
+// names another: a ServiceAccount of its own, so that binding it to a data path role gives no
+// rights to the pods that run as the namespace's default ServiceAccount.
+const cliServiceAccount = "mlkube-cli"
+
+// NewTokenRequester issues data path tokens with the TokenRequest API of cs, as `kubectl create
+// token SA --audience mlkube-datapath` does. The ServiceAccount mlkube-cli is created the first
+// time a token is asked for it, with a line on errOut that says how to grant it the data path.
+func NewTokenRequester(cs kubernetes.Interface, errOut io.Writer) TokenIssuer {
+	return tokenRequester{cs: cs, errOut: errOut}
+}
+
+type tokenRequester struct {
+	cs     kubernetes.Interface
+	errOut io.Writer
+}
 
 func (r tokenRequester) Token(ctx context.Context, namespace, serviceAccount string) (string, error) {
-	tok, err := r.cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount,
-		&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{Audiences: []string{wire.Audience}}}, metav1.CreateOptions{})
+	tok, err := r.createToken(ctx, namespace, serviceAccount)
+	if apierrors.IsNotFound(err) && serviceAccount == cliServiceAccount {
+		if err = r.createServiceAccount(ctx, namespace); err == nil {
+			tok, err = r.createToken(ctx, namespace, serviceAccount)
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("a data path token for ServiceAccount %s:%s: %w (pass --service-account to use another)", namespace, serviceAccount, err)
 	}
+	return tok, nil
+}
+
+func (r tokenRequester) createToken(ctx context.Context, namespace, serviceAccount string) (string, error) {
+	tok, err := r.cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount,
+		&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{Audiences: []string{wire.Audience}}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
 	return tok.Status.Token, nil
+}
+
+// createServiceAccount creates mlkube-cli in namespace, which an editor of the namespace may (the
+// built-in edit allows creating ServiceAccounts and their tokens). If another command created it
+// meanwhile, that one said so.
+func (r tokenRequester) createServiceAccount(ctx context.Context, namespace string) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: cliServiceAccount, Namespace: namespace,
+		Labels: map[string]string{"app.kubernetes.io/managed-by": "kubectl-etl"}}}
+	_, err := r.cs.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("creating ServiceAccount %s, the data path identity: %w", cliServiceAccount, err)
+	}
+	fmt.Fprintf(r.errOut, "created serviceaccount %s in %s for the data path; grant it with: %s (docs/datapath-rbac.md)\n",
+		cliServiceAccount, namespace, bindCommand(namespace, cliServiceAccount, cliServiceAccount+"-datapath", userRole))
+	return nil
 }
 
 // portForwarder reaches an agent as `kubectl -n mlkube-datapath port-forward pod/<agent> 8080`

@@ -2,7 +2,6 @@ package etl
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -27,8 +26,8 @@ func newCatCommand(env *cli.Env, dp dataPath) *cobra.Command {
 		Short: "Print a stored object, or what a Transform makes of it",
 		Long: `Print an object of the namespace (OBJECT or etl:OBJECT) to stdout. With --transform, the object
 goes through a Transform, or a pipeline "a>>b", on the node that holds it: the agent of that
-node reads it and sends it through the transformers, and only the result crosses the network.
-Reading needs the ClusterRole mlkube-datapath-viewer bound in the namespace to
+node reads it and sends it through the transformers, and only the result crosses the network
+(as kubectl etl object NAME etl:OBJECT - does). Reading needs the ClusterRole mlkube-datapath-viewer bound in the namespace to
 --service-account, a Transform mlkube-datapath-user.`,
 		Example: `  # An object as stored
   kubectl etl cat raw/notes.txt
@@ -40,7 +39,7 @@ Reading needs the ClusterRole mlkube-datapath-viewer bound in the namespace to
 		RunE:              cli.RunE(o),
 	}
 	cmd.Flags().StringVar(&o.transform, "transform", "", "A Transform, or a pipeline a>>b, to send the object through.")
-	cmd.Flags().StringVar(&o.args, "args", "", "Arguments passed to the transformers with the object (with --transform).")
+	addArgsFlag(cmd, &o.args)
 	_ = cmd.RegisterFlagCompletionFunc("transform", completeTransforms(env))
 	addServiceAccountFlag(cmd, env, &o.serviceAccount)
 	return cmd
@@ -58,22 +57,10 @@ func (o *catOptions) Validate() error {
 	if o.args != "" && o.transform == "" {
 		return cli.UsageError(o.cmd, "--args goes with --transform")
 	}
-	if len(o.args) > wire.MaxArgs {
-		return cli.UsageError(o.cmd, "--args is %d bytes; at most %d are allowed", len(o.args), wire.MaxArgs)
-	}
 	if o.transform == "" {
 		return nil
 	}
-	stages := wire.SplitPipeline(o.transform)
-	if len(stages) > wire.MaxPipelineStages {
-		return cli.UsageError(o.cmd, "--transform has more than %d stages", wire.MaxPipelineStages)
-	}
-	for _, s := range stages {
-		if s == "" {
-			return cli.UsageError(o.cmd, "--transform %q has an empty stage", o.transform)
-		}
-	}
-	return nil
+	return checkPipeline(o.cmd, "--transform", o.transform, o.args)
 }
 
 func (o *catOptions) Run(ctx context.Context) error {
@@ -82,26 +69,13 @@ func (o *catOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer stop()
-	if o.transform == "" {
-		body, info, err := c.Get(ctx, o.object)
-		if err != nil {
-			return err
-		}
-		defer body.Close()
-		return copyVerified(o.env.Out, body, o.object, info.Checksum)
+	if o.transform != "" {
+		return c.transformStored(ctx, forwarder, o.transform, o.object, o.args, o.env.Out)
 	}
-	// The transformer that reads the object without a copy is the one on its node.
-	info, err := c.Head(ctx, o.object)
+	body, info, err := c.Get(ctx, o.object)
 	if err != nil {
 		return err
 	}
-	if info.Node == "" {
-		return fmt.Errorf("the data path agent did not say which node holds object %s", o.object)
-	}
-	base, stopNode, err := forwarder.Forward(ctx, info.Node)
-	if err != nil {
-		return err
-	}
-	defer stopNode()
-	return c.Transform(ctx, base, o.transform, o.object, o.args, o.env.Out)
+	defer body.Close()
+	return copyVerified(o.env.Out, body, o.object, info.Checksum)
 }

@@ -378,7 +378,7 @@ func TestObject(t *testing.T) {
 	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch r.Header.Get("Authorization") {
-		case "Bearer token-of-default:default":
+		case "Bearer token-of-default:mlkube-cli":
 			io.WriteString(w, r.Method+" "+r.URL.EscapedPath()+" "+string(body))
 		case "Bearer token-of-default:loader":
 			http.Error(w, "loader may not use transforms md5", http.StatusForbidden)
@@ -415,7 +415,7 @@ func TestObject(t *testing.T) {
 }
 
 func TestRefusalOf401(t *testing.T) {
-	err := refusal(objectRequest{namespace: "ns", transform: "md5", serviceAccount: "default"}, 401, "bad token")
+	err := refusal(objectRequest{namespace: "ns", pipeline: "md5", serviceAccount: "default"}, 401, "bad token")
 	want := `the data path agent did not accept the token of ServiceAccount ns:default (401: bad token); the agent checks tokens for audience "mlkube-datapath" (its --token-audience), see docs/datapath-rbac.md`
 	if diff := cmp.Diff(want, err.Error()); diff != "" {
 		t.Error(diff)

@@ -209,16 +209,25 @@ func (c *objectClient) listPage(ctx context.Context, q url.Values) (wire.ObjectL
 	return page, nil
 }
 
-// Transform GETs object through pipeline on the agent at base, with args, into out: the agent
-// reads the object from its node and sends it through the pipeline's transformers.
-func (c *objectClient) Transform(ctx context.Context, base, pipeline, object, args string, out io.Writer) error {
-	r := objectRequest{base: base, namespace: c.namespace, transform: pipeline, object: object, token: c.token,
-		serviceAccount: c.serviceAccount}
-	u := base + wire.PathTransform + c.namespace + "/" + url.PathEscape(pipeline) + wire.ObjectPath(object)
-	if args != "" {
-		u += "?" + wire.Query{Args: args}.Encode()
+// transformStored sends object through pipeline, with args, into out, on the node that holds it:
+// the agent there reads the object and sends it through the pipeline's transformers, and only the
+// result crosses the network.
+func (c *objectClient) transformStored(ctx context.Context, forwarder AgentForwarder, pipeline, object, args string, out io.Writer) error {
+	info, err := c.Head(ctx, object)
+	if err != nil {
+		return err
 	}
-	return transformRequest(ctx, c.hc, r, http.MethodGet, u, nil, out)
+	if info.Node == "" {
+		return fmt.Errorf("the data path agent did not say which node holds object %s", object)
+	}
+	base, stop, err := forwarder.Forward(ctx, info.Node)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	r := objectRequest{base: base, namespace: c.namespace, pipeline: pipeline, object: object, args: args, token: c.token,
+		serviceAccount: c.serviceAccount}
+	return transformRequest(ctx, c.hc, r, http.MethodGet, nil, out)
 }
 
 // refusal explains an answer of the object API other than a success.
@@ -234,8 +243,8 @@ func (c *objectClient) refusal(method, object string, code int, msg string) erro
 	switch code {
 	case http.StatusForbidden:
 		verb, role := objectVerb(method, object)
-		return fmt.Errorf("ServiceAccount %s may not %s objects in namespace %s (%s); bind it to %s: kubectl -n %s create rolebinding %s-datapath-%s --clusterrole=%s --serviceaccount=%s (docs/datapath-rbac.md), or pass --service-account",
-			sa, verb, c.namespace, answer, role, c.namespace, c.serviceAccount, verb, role, sa)
+		return fmt.Errorf("ServiceAccount %s may not %s objects in namespace %s (%s); bind it to %s: %s (docs/datapath-rbac.md), or pass --service-account",
+			sa, verb, c.namespace, answer, role, bindCommand(c.namespace, c.serviceAccount, c.serviceAccount+"-datapath-"+verb, role))
 	case http.StatusNotFound:
 		return fmt.Errorf("no %s in namespace %s (%s); see kubectl etl ls", what, c.namespace, answer)
 	case http.StatusRequestEntityTooLarge:
@@ -251,11 +260,11 @@ func (c *objectClient) refusal(method, object string, code int, msg string) erro
 func objectVerb(method, object string) (verb, role string) {
 	switch {
 	case method == http.MethodPut:
-		return "create", "mlkube-datapath-user"
+		return "create", userRole
 	case method == http.MethodDelete:
-		return wire.VerbDelete, "mlkube-datapath-user"
+		return wire.VerbDelete, userRole
 	case object == "":
-		return wire.VerbList, "mlkube-datapath-viewer"
+		return wire.VerbList, viewerRole
 	}
-	return "get", "mlkube-datapath-viewer"
+	return "get", viewerRole
 }

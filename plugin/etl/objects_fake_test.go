@@ -17,14 +17,17 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 	"github.com/mlkube/mlkube/plugin/internal/cli/clitest"
 )
 
 // fakeAgent serves the object API of api/wire/objects.go over a map, for namespace default: the
-// token of ServiceAccount default may do everything, viewer may read, any other is refused. Every
-// object is on node-a; GET /v1/transform answers what it was asked.
+// token of ServiceAccount mlkube-cli may do everything, viewer may read, loader may use no
+// Transform, any other is refused; no one may use the Transform secret. Every object is on node-a; /v1/transform answers what it was
+// asked: "METHOD pipeline(args) object: " and the object's bytes (GET) or the body (PUT).
 type fakeAgent struct {
 	mu       sync.Mutex
 	objects  map[string][]byte
@@ -60,10 +63,13 @@ func (a *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { a.mu.Lock(); a.inflight--; a.mu.Unlock() }()
 	write := r.Method == http.MethodPut || r.Method == http.MethodDelete
 	switch tok := r.Header.Get("Authorization"); {
-	case tok == "Bearer token-of-default:viewer" && write:
+	case tok == "Bearer token-of-default:viewer" && write && !strings.HasPrefix(r.URL.Path, wire.PathTransform):
 		http.Error(w, "viewer may not "+r.Method, http.StatusForbidden)
 		return
-	case tok != "Bearer token-of-default:default" && tok != "Bearer token-of-default:viewer":
+	case tok == "Bearer token-of-default:loader":
+		http.Error(w, "loader may not use transforms", http.StatusForbidden)
+		return
+	case tok != "Bearer token-of-default:mlkube-cli" && tok != "Bearer token-of-default:viewer":
 		http.Error(w, "bad token", http.StatusUnauthorized)
 		return
 	}
@@ -71,9 +77,22 @@ func (a *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pipeline, obj, _ := strings.Cut(rest, "/")
 		pipeline, _ = url.PathUnescape(pipeline)
 		name, _ := wire.ParseObjectPath("/" + obj)
+		if pipeline == "secret" {
+			http.Error(w, "no binding lets "+r.Header.Get("Authorization")[len("Bearer token-of-"):]+" use transforms secret", http.StatusForbidden)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		io.WriteString(w, pipeline+"("+r.URL.Query().Get(wire.QueryArgs)+"): "+string(a.objects[name]))
+		if r.Method == http.MethodGet {
+			stored, ok := a.objects[name]
+			if !ok {
+				http.Error(w, "no such object", http.StatusNotFound)
+				return
+			}
+			body = stored
+		}
+		io.WriteString(w, r.Method+" "+pipeline+"("+r.URL.Query().Get(wire.QueryArgs)+") "+name+": "+string(body))
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), wire.PathObjects+"default")
@@ -202,7 +221,13 @@ func (f recordingForwarder) Forward(_ context.Context, node string) (string, fun
 // with its output, the exit code and the nodes port-forwarded to ("" for any).
 func runObjects(t *testing.T, url, stdin string, args ...string) (*clitest.Env, int, []string) {
 	t.Helper()
-	env := clitest.NewEnv(NewScheme(), nil)
+	return runObjectsWith(t, url, stdin, nil, args...)
+}
+
+// runObjectsWith is runObjects with the objects objs (Transforms) on the API server.
+func runObjectsWith(t *testing.T, url, stdin string, objs []client.Object, args ...string) (*clitest.Env, int, []string) {
+	t.Helper()
+	env := clitest.NewEnv(NewScheme(), objs)
 	env.Stdin.WriteString(stdin)
 	var nodes []string
 	dp := func() (TokenIssuer, AgentForwarder, *http.Client, error) {

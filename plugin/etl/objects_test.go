@@ -1,16 +1,24 @@
 package etl
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // objectCase is a command against the fake agent holding objects, and its expected output.
 type objectCase struct {
-	args             string
-	objects          []string
+	args    string
+	objects []string
+	// stdin is the command's stdin; files are written into its working directory, a temporary
+	// one; transforms are on the API server.
+	stdin            string
+	files            map[string]string
+	transforms       []client.Object
 	pageSize         int
 	wantCode         int
 	wantOut, wantErr string
@@ -28,7 +36,16 @@ func runObjectCases(t *testing.T, cases map[string]objectCase) {
 			if tc.pageSize > 0 {
 				agent.pageSize = tc.pageSize
 			}
-			env, code, forwards := runObjects(t, url, "", strings.Fields(tc.args)...)
+			if tc.files != nil {
+				dir := t.TempDir()
+				for name, content := range tc.files {
+					if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				t.Chdir(dir)
+			}
+			env, code, forwards := runObjectsWith(t, url, tc.stdin, tc.transforms, strings.Fields(tc.args)...)
 			checkRun(t, env, code, tc.wantCode, tc.wantOut, tc.wantErr)
 			if tc.wantLeft != nil {
 				var left []string
@@ -166,7 +183,7 @@ func TestCat(t *testing.T) {
 		},
 		"through a pipeline on the object's node": {
 			args: "cat etl:raw/sub/c.txt --transform md5>>upper --args hex --service-account viewer", objects: tree,
-			wantOut: "md5>>upper(hex): content of raw/sub/c.txt", wantForwardsTo: []string{"", "node-a"},
+			wantOut: "GET md5>>upper(hex) raw/sub/c.txt: content of raw/sub/c.txt", wantForwardsTo: []string{"", "node-a"},
 		},
 		"a missing object": {
 			args: "cat nope", wantCode: 1,

@@ -58,7 +58,7 @@ func clusterDataPath(env *cli.Env) dataPath {
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("reading the kubeconfig: %w", err)
 		}
-		return tokenRequester{cs}, portForwarder{cs: cs, cfg: cfg}, dataPathClient(), nil
+		return NewTokenRequester(cs, env.ErrOut), portForwarder{cs: cs, cfg: cfg}, dataPathClient(), nil
 	}
 }
 
