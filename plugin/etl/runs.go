@@ -205,7 +205,8 @@ func eventTime(e corev1.Event) time.Time {
 
 // describeRun writes what describe prints about run.
 func describeRun(out io.Writer, r *v1alpha1.TransformRun, events []corev1.Event, now time.Time) error {
-	// text/tabwriter rather than kubectl's, which remembers widths across flushes.
+	// text/tabwriter rather than kubectl's, which remembers widths across flushes: each section
+	// is flushed, and aligned, on its own.
 	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
 	st, spec := r.Status, r.Spec
 	fmt.Fprintf(w, "Name:\t%s\n", r.Name)
@@ -232,6 +233,9 @@ func describeRun(out io.Writer, r *v1alpha1.TransformRun, events []corev1.Event,
 	if st.ErrorManifest != "" && st.Totals.FailedObjects > 0 {
 		fmt.Fprintf(w, "Error Manifest:\t%s/%s on each node with failures; all of them: kubectl etl runs errors %s\n", spec.Destination.Prefix, st.ErrorManifest, r.Name)
 	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "Nodes:")
 	if len(st.Nodes) == 0 {
 		fmt.Fprintf(w, "\t<none>\n")
@@ -240,6 +244,9 @@ func describeRun(out io.Writer, r *v1alpha1.TransformRun, events []corev1.Event,
 		for _, row := range RunNodeTable(r, now).Rows {
 			fmt.Fprintf(w, "  %v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\n", row.Cells...)
 		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "Conditions:")
 	if len(st.Conditions) == 0 {
@@ -250,6 +257,9 @@ func describeRun(out io.Writer, r *v1alpha1.TransformRun, events []corev1.Event,
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, cli.Age(c.LastTransitionTime, now), c.Message)
 		}
 	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "Recent Errors:")
 	if len(st.Errors) == 0 {
 		fmt.Fprintf(w, "\t<none>\n")
@@ -258,6 +268,9 @@ func describeRun(out io.Writer, r *v1alpha1.TransformRun, events []corev1.Event,
 		for _, row := range ErrorTable(r, st.Errors, now).Rows {
 			fmt.Fprintf(w, "  %v\t%v\t%v\t%v\t%v\n", row.Cells...)
 		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "Events:")
 	if len(events) == 0 {

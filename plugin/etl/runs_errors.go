@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -139,7 +140,7 @@ func readErrorManifest(ctx context.Context, c *objectClient, object, node string
 	}
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return nil, false, fmt.Errorf("reading the error manifest of node %s: %w", node, c.refusal(req.Method, object, resp.StatusCode, string(msg)))
+		return nil, false, fmt.Errorf("reading the error manifest of node %s: %w", node, c.refusal(req.Method, object, resp.StatusCode, strings.TrimSpace(string(msg))))
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 4096), maxManifestLine)
