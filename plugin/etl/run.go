@@ -83,6 +83,7 @@ resume, delete, errors).`,
 	fs.StringToStringVar(&spec.NodeSelector, "node-selector", nil, "Run only on nodes with these labels, KEY=VALUE,... (spec.nodeSelector).")
 	fs.DurationVar(&o.ttl, "ttl", 0, "Delete the run this long after it finished, in whole seconds, at most 720h (spec.ttlSecondsAfterFinished).")
 	fs.BoolVar(&spec.ContinueOnError, "continue-on-error", false, "Go on after a failed object; by default the first failure fails the run.")
+	fs.BoolVar(&spec.Suspend, "suspend", false, "Create the run suspended: no node starts until kubectl etl runs resume NAME (spec.suspend).")
 	fs.BoolVar(&spec.Overwrite, "overwrite", false, "Replace destination objects that exist; by default such an object fails.")
 	fs.Int32Var(&o.workers, "workers", 0, fmt.Sprintf("Objects each node transforms at once (default %d, at most %d).", v1alpha1.DefaultRunWorkersPerNode, v1alpha1.MaxRunWorkersPerNode))
 	fs.BoolVar(&o.wait, "wait", false, "Follow the run until it ends; exit 1 if it failed, 2 if --timeout passed.")
