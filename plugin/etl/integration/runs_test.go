@@ -56,7 +56,7 @@ func TestRuns(t *testing.T) {
 			wantOut: "transformrun.etl.mlkube.io/r0\n",
 			check: func() error {
 				if _, err := get("r0"); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("r0 after a server dry run: %v, want not found", err)
+					return fmt.Errorf("r0 after a server dry run: %w, want not found", err)
 				}
 				return nil
 			}},
@@ -78,10 +78,10 @@ func TestRuns(t *testing.T) {
 		{args: []string{"runs", "list", "-o", "name"}, wantOut: "transformrun.etl.mlkube.io/r1\n"},
 		{args: []string{"runs", "get", "r1", "-o", "jsonpath={.spec.source.template}"}, wantOut: "shard-{0..1}.tar"},
 		{args: []string{"runs", "suspend", "r1"}, wantOut: "transformrun.etl.mlkube.io/r1 suspended\n",
-			check: func() error { r, err := get("r1"); return errors(err, want(r.Spec.Suspend, true, "spec.suspend")) }},
+			check: func() error { r, err := get("r1"); return firstErr(err, want(r.Spec.Suspend, true, "spec.suspend")) }},
 		{args: []string{"runs", "suspend", "r1"}, wantOut: "transformrun.etl.mlkube.io/r1 already suspended\n"},
 		{args: []string{"runs", "resume", "r1"}, wantOut: "transformrun.etl.mlkube.io/r1 resumed\n",
-			check: func() error { r, err := get("r1"); return errors(err, want(r.Spec.Suspend, false, "spec.suspend")) }},
+			check: func() error { r, err := get("r1"); return firstErr(err, want(r.Spec.Suspend, false, "spec.suspend")) }},
 		{args: []string{"runs", "wait", "r1", "--for", "Failed"}, before: finish(v1alpha1.RunSucceeded), code: cli.ExitFailed,
 			wantErr: "error: TransformRun r1 ended Succeeded, not Failed\n"},
 		{args: []string{"runs", "wait", "r1"}, wantOut: "transformrun.etl.mlkube.io/r1 Succeeded\n"},
@@ -89,7 +89,7 @@ func TestRuns(t *testing.T) {
 		{args: []string{"runs", "delete", "r1", "gone", "--ignore-not-found"}, wantOut: "transformrun.etl.mlkube.io \"r1\" deleted\n",
 			check: func() error {
 				if _, err := get("r1"); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("r1 after delete: %v, want not found", err)
+					return fmt.Errorf("r1 after delete: %w, want not found", err)
 				}
 				return nil
 			}},
@@ -118,8 +118,8 @@ func TestRuns(t *testing.T) {
 	}
 }
 
-// errors is err, else else.
-func errors(err, els error) error {
+// firstErr is err, else els.
+func firstErr(err, els error) error {
 	if err != nil {
 		return err
 	}
