@@ -441,7 +441,7 @@ func TestRun(t *testing.T) {
 	failed.Conditions = []metav1.Condition{{Type: "Failed", Status: "True", Reason: "ObjectsFailed", Message: "1 of 4 objects failed"}}
 	runCases(t, map[string]testCase{
 		"create": {
-			args:    []string{"run", "md5", "--src", "raw", "--dst", "out", "--run-name", "r1", "--workers", "8", "--dry-run", "--continue-on-error"},
+			args:    []string{"run", "md5", "--src", "raw", "--dst", "out", "--run-name", "r1", "--workers", "8", "--continue-on-error"},
 			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
 		},
 		"wait until it succeeds, plain lines off a terminal": {
@@ -464,7 +464,7 @@ func TestRun(t *testing.T) {
 				"Failed 3/4 objects, 1 failed\n",
 			wantErr: "NODE     OBJECT   CODE   AGE   MESSAGE\n" +
 				"node-a   raw/x    500    60s   boom\n" +
-				"error: TransformRun r1 failed: 1 of 4 objects failed\n",
+				"error: TransformRun r1 failed: 1 of 4 objects failed; every failed object: kubectl etl runs errors r1\n",
 		},
 		"workers out of range": {
 			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--workers", "0"}, wantCode: 1,

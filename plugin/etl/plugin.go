@@ -72,7 +72,7 @@ func commands(env *cli.Env, dp dataPath) []*cobra.Command {
 		newInitCommand(env), newShowCommand(env), newDetailsCommand(env), newErrorsCommand(env),
 		newLogsCommand(env), newMetricsCommand(env), newHealthCommand(env),
 		newStopCommand(env, true), newStopCommand(env, false), newRmCommand(env, dp),
-		newObjectCommand(env, dp), newRunCommand(env),
+		newObjectCommand(env, dp), newRunCommand(env), newRunsCommand(env, dp),
 		newCpCommand(env, dp), newLsCommand(env, dp), newCatCommand(env, dp),
 	}
 }

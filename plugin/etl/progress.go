@@ -49,11 +49,14 @@ func ProgressBar(st v1alpha1.TransformRunStatus) string {
 	return p.last
 }
 
-func phase(st v1alpha1.TransformRunStatus) v1alpha1.RunPhase {
-	if st.Phase == "" {
+func phase(st v1alpha1.TransformRunStatus) v1alpha1.RunPhase { return orPending(st.Phase) }
+
+// orPending is p, or Pending before the controller or an agent wrote one.
+func orPending(p v1alpha1.RunPhase) v1alpha1.RunPhase {
+	if p == "" {
 		return v1alpha1.RunPending
 	}
-	return st.Phase
+	return p
 }
 
 // Progress draws a run's progress as its status changes: on a terminal one line redrawn in place,
@@ -62,6 +65,8 @@ type Progress struct {
 	w    io.Writer
 	tty  bool
 	last string
+	// height is the number of lines UpdateNodes drew last, to move back over.
+	height int
 }
 
 // NewProgress draws on w, in place when tty.
@@ -81,7 +86,7 @@ func (p *Progress) show(text string, done, total int64) {
 	if line == p.last {
 		return
 	}
-	p.last = line
+	p.last, p.height = line, 1
 	if p.tty {
 		// Carriage return and erase to the end of the line: a shorter line leaves no tail.
 		fmt.Fprint(p.w, "\r"+line+"\x1b[K")
@@ -95,5 +100,45 @@ func (p *Progress) Done() {
 	if p.tty && p.last != "" {
 		fmt.Fprintln(p.w)
 	}
-	p.last = ""
+	p.last, p.height = "", 0
+}
+
+// nodeText is one node's share in words, as a line under the run's on a terminal.
+func nodeText(n v1alpha1.RunNodeStatus) string {
+	parts := []string{fmt.Sprintf("%s %d/%d objects", orPending(n.Phase), done(n.RunCounts), n.PlannedObjects)}
+	if n.FailedObjects > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", n.FailedObjects))
+	}
+	parts = append(parts, Bytes(n.DoneBytes)+"/"+Bytes(n.PlannedBytes))
+	return strings.Join(parts, ", ")
+}
+
+// UpdateNodes draws st as Update does and, on a terminal, a line per node under it, the block
+// redrawn in place. Off a terminal only the run's line is written: a log keeps one line per
+// change, not one per node and change.
+func (p *Progress) UpdateNodes(st v1alpha1.TransformRunStatus) {
+	if !p.tty || len(st.Nodes) == 0 {
+		p.Update(st)
+		return
+	}
+	width := 0
+	for _, n := range st.Nodes {
+		width = max(width, len(n.Node))
+	}
+	lines := []string{bar(done(st.Totals), st.Totals.PlannedObjects, barWidth) + " " + ProgressText(st)}
+	for _, n := range st.Nodes {
+		lines = append(lines, fmt.Sprintf("  %-*s %s %s", width, n.Node, bar(done(n.RunCounts), n.PlannedObjects, barWidth/2), nodeText(n)))
+	}
+	block := strings.Join(lines, "\x1b[K\n") + "\x1b[K"
+	if block == p.last {
+		return
+	}
+	// Back to the first line of the block drawn before; erasing to the end of the screen
+	// afterwards leaves no line of a node that is gone.
+	up := ""
+	if p.height > 1 {
+		up = fmt.Sprintf("\x1b[%dA", p.height-1)
+	}
+	fmt.Fprint(p.w, up+"\r"+block+"\x1b[J")
+	p.last, p.height = block, len(lines)
 }

@@ -2,6 +2,7 @@ package etl
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,5 +106,38 @@ func TestCopyProgress(t *testing.T) {
 	wantPlain := "uploaded a\nskipped b\nuploaded 1 of 4 objects, skipped 1\n"
 	if diff := cmp.Diff(wantPlain, plain.String()); diff != "" {
 		t.Errorf("off a terminal (-want +got):\n%s", diff)
+	}
+}
+
+// TestProgressNodes: on a terminal a line per node under the run's, the block redrawn in place
+// (up one line less than it is high); off a terminal the run's line only.
+func TestProgressNodes(t *testing.T) {
+	st := runStatus(v1alpha1.RunRunning, 2, 0, 1, 4, "", "")
+	st.Nodes = []v1alpha1.RunNodeStatus{
+		{Node: "a", Phase: v1alpha1.RunRunning, RunCounts: v1alpha1.RunCounts{PlannedObjects: 3, PlannedBytes: 3072, DoneObjects: 2, DoneBytes: 2048, FailedObjects: 1}},
+		{Node: "node-b", RunCounts: v1alpha1.RunCounts{PlannedObjects: 1}},
+	}
+	var tty, log strings.Builder
+	pt, pl := NewProgress(&tty, true), NewProgress(&log, false)
+	for _, p := range []*Progress{pt, pl} {
+		p.UpdateNodes(st)
+		p.UpdateNodes(st)
+		st.Totals.DoneObjects, st.Nodes[1].DoneObjects, st.Nodes[1].Phase = 3, 1, v1alpha1.RunSucceeded
+		p.UpdateNodes(st)
+		p.Done()
+		st.Totals.DoneObjects, st.Nodes[1].DoneObjects, st.Nodes[1].Phase = 2, 0, ""
+	}
+	wantTTY := "\r[############............] Running 2/4 objects, 1 failed\x1b[K\n" +
+		"  a      [########....] Running 2/3 objects, 1 failed, 2.0KiB/3.0KiB\x1b[K\n" +
+		"  node-b [............] Pending 0/1 objects, 0B/0B\x1b[K\x1b[J" +
+		"\x1b[2A\r[##################......] Running 3/4 objects, 1 failed\x1b[K\n" +
+		"  a      [########....] Running 2/3 objects, 1 failed, 2.0KiB/3.0KiB\x1b[K\n" +
+		"  node-b [############] Succeeded 1/1 objects, 0B/0B\x1b[K\x1b[J\n"
+	if diff := cmp.Diff(wantTTY, tty.String()); diff != "" {
+		t.Errorf("terminal (-want +got):\n%s", diff)
+	}
+	wantLog := "Running 2/4 objects, 1 failed\nRunning 3/4 objects, 1 failed\n"
+	if diff := cmp.Diff(wantLog, log.String()); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
 	}
 }

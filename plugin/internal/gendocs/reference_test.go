@@ -122,7 +122,7 @@ func TestPluginReferenceIsStable(t *testing.T) {
 			t.Errorf("no page %s among %v", want, names)
 		}
 	}
-	if s := read(t, a, "kubectl-etl_run.md"); !strings.Contains(s, "kubectl etl run NAME --src PREFIX --dst PREFIX") {
+	if s := read(t, a, "kubectl-etl_run.md"); !strings.Contains(s, "kubectl etl run NAME --dst PREFIX (--src PREFIX | --list OBJECTS | --template TEMPLATE)") {
 		t.Errorf("kubectl-etl_run.md does not show the usage as typed:\n%s", s)
 	}
 }
