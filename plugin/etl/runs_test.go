@@ -194,7 +194,7 @@ func TestRunsCommands(t *testing.T) {
 // TestRunsErrors: node-a's manifest read from its node, node-b's share not over yet.
 func TestRunsErrors(t *testing.T) {
 	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/objects/default/out/mlkube-errors-uid1.jsonl" || r.Header.Get("Authorization") != "Bearer token-of-default:default" {
+		if r.URL.Path != "/v1/objects/default/out/mlkube-errors-uid1.jsonl" || r.Header.Get("Authorization") != "Bearer token-of-default:mlkube-cli" {
 			http.Error(w, "unexpected "+r.URL.String(), http.StatusBadRequest)
 			return
 		}
@@ -229,6 +229,6 @@ func TestRunsErrors(t *testing.T) {
 	})
 	runRunsCases(t, forbidden.URL, map[string]runsCase{
 		"a ServiceAccount that may not read": {testCase: testCase{
-			args: []string{"runs", "errors", "r1"}, objs: []client.Object{runningRun()}, wantCode: 1, wantErr: "error: reading the error manifest of node node-a: ServiceAccount default:default may not get objects in namespace default (403: default may not get objects); bind it to mlkube-datapath-viewer: kubectl -n default create rolebinding default-datapath-get --clusterrole=mlkube-datapath-viewer --serviceaccount=default:default (docs/datapath-rbac.md), or pass --service-account\n"}},
+			args: []string{"runs", "errors", "r1"}, objs: []client.Object{runningRun()}, wantCode: 1, wantErr: "error: reading the error manifest of node node-a: ServiceAccount default:mlkube-cli may not get objects in namespace default (403: default may not get objects); bind it to mlkube-datapath-viewer: kubectl -n default create rolebinding mlkube-cli-datapath-get --clusterrole=mlkube-datapath-viewer --serviceaccount=default:mlkube-cli (docs/datapath-rbac.md), or pass --service-account\n"}},
 	})
 }
