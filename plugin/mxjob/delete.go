@@ -66,7 +66,7 @@ func (o *deleteOptions) Run(ctx context.Context) error {
 	if o.all {
 		var list v1beta1.MxJobList
 		if err := c.List(ctx, &list, client.InNamespace(o.ns)); err != nil {
-			return explain(err)
+			return err
 		}
 		for _, j := range list.Items {
 			names = append(names, j.Name)
@@ -84,7 +84,7 @@ func (o *deleteOptions) Run(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			return explain(err)
+			return err
 		}
 		fmt.Fprintf(o.env.Out, "mxjob.mxnet.mlkube.io %q deleted\n", name)
 	}

@@ -76,5 +76,5 @@ func (o *listOptions) Validate() error { return o.flags.Validate(o.cmd) }
 
 func (o *listOptions) Run(ctx context.Context) error {
 	l := &cli.Lister[*v1beta1.MxJob]{Env: o.env, Flags: o.flags, Resource: mxJobs}
-	return explain(l.Run(ctx, o.names))
+	return l.Run(ctx, o.names)
 }

@@ -97,7 +97,7 @@ func (o *logsOptions) Run(ctx context.Context) error {
 	}
 	pods, err := listReplicaPods(ctx, c, o.ns, o.name, o.filter)
 	if err != nil {
-		return explain(err)
+		return err
 	}
 	if len(pods) == 0 {
 		return fmt.Errorf("mxjob/%s has no pods%s; see 'kubectl mxjob describe %s'", o.name, o.filterText(), o.name)

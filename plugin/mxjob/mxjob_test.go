@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
 	"github.com/mlkube/mlkube/plugin/internal/cli/clitest"
 )
 
@@ -115,8 +116,8 @@ func TestListAndGet(t *testing.T) {
 		"get missing": {
 			objs:     objs,
 			args:     []string{"get", "nope"},
-			wantErr:  "error: mxjobs.mxnet.mlkube.io \"nope\" not found; see the namespace's jobs with 'kubectl mxjob list' (-A for all namespaces)\n",
-			wantCode: 1,
+			wantErr:  "error: mxjobs.mxnet.mlkube.io \"nope\" not found; see what there is with 'kubectl mxjob list' (-A for all namespaces)\n",
+			wantCode: cli.ExitUnknown,
 		},
 		"get without name": {
 			args:     []string{"get"},
@@ -128,8 +129,8 @@ func TestListAndGet(t *testing.T) {
 				return &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "mxnet.mlkube.io", Kind: "MxJob"}, SearchedVersions: []string{"v1beta1"}}
 			}},
 			args:     []string{"list"},
-			wantErr:  "error: no matches for kind \"MxJob\" in version \"mxnet.mlkube.io/v1beta1\"; the cluster does not serve MxJobs: install mlkube (kubectl apply -f manifests/install.yaml)\n",
-			wantCode: 1,
+			wantErr:  "error: no matches for kind \"MxJob\" in version \"mxnet.mlkube.io/v1beta1\"; the cluster does not serve mxnet.mlkube.io: " + cli.InstallHint + "\n",
+			wantCode: cli.ExitUnknown,
 		},
 	})
 }
@@ -212,7 +213,7 @@ func TestTop(t *testing.T) {
 			}},
 			args:     []string{"top", "mnist"},
 			wantErr:  "error: the cluster serves no metrics API (metrics.k8s.io): install metrics-server to use top (no matches for kind \"PodMetrics\" in version \"metrics.k8s.io/v1beta1\")\n",
-			wantCode: 1,
+			wantCode: cli.ExitUnknown,
 		},
 		"no pods yet": {
 			objs:     []client.Object{running},
@@ -311,8 +312,8 @@ func TestSuspendResumeDelete(t *testing.T) {
 		},
 		"delete missing": {
 			args:     []string{"delete", "a"},
-			wantErr:  "error: mxjobs.mxnet.mlkube.io \"a\" not found; see the namespace's jobs with 'kubectl mxjob list' (-A for all namespaces)\n",
-			wantCode: 1,
+			wantErr:  "error: mxjobs.mxnet.mlkube.io \"a\" not found; see what there is with 'kubectl mxjob list' (-A for all namespaces)\n",
+			wantCode: cli.ExitUnknown,
 		},
 	})
 }

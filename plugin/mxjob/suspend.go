@@ -63,7 +63,7 @@ func (o *suspendOptions) Run(ctx context.Context) error {
 	for _, name := range o.names {
 		var job v1beta1.MxJob
 		if err := c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: name}, &job); err != nil {
-			return explain(err)
+			return err
 		}
 		if ptr.Deref(job.Spec.RunPolicy.Suspend, false) == o.suspend {
 			fmt.Fprintf(o.env.Out, "mxjob.mxnet.mlkube.io/%s already %s\n", name, verb)
@@ -73,7 +73,7 @@ func (o *suspendOptions) Run(ctx context.Context) error {
 		patch := client.MergeFrom(job.DeepCopy())
 		job.Spec.RunPolicy.Suspend = ptr.To(o.suspend)
 		if err := c.Patch(ctx, &job, patch); err != nil {
-			return explain(err)
+			return err
 		}
 		fmt.Fprintf(o.env.Out, "mxjob.mxnet.mlkube.io/%s %s\n", name, verb)
 	}

@@ -104,7 +104,7 @@ func (o *waitOptions) Run(ctx context.Context) error {
 	for {
 		// Get, then watch from what was read: the watch cannot miss a change after the get.
 		if err := c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, job); err != nil {
-			return explain(err)
+			return err
 		}
 		if done, err := o.settle(job); done {
 			return err
@@ -115,7 +115,7 @@ func (o *waitOptions) Run(ctx context.Context) error {
 			Raw:           &metav1.ListOptions{ResourceVersion: job.ResourceVersion},
 		})
 		if err != nil {
-			return explain(err)
+			return err
 		}
 		done, err := o.follow(ctx, w, timedOut, job)
 		w.Stop()
