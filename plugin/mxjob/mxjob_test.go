@@ -119,9 +119,13 @@ func TestListAndGet(t *testing.T) {
 			wantErr:  "error: mxjobs.mxnet.mlkube.io \"nope\" not found; see what there is with 'kubectl mxjob list' (-A for all namespaces)\n",
 			wantCode: cli.ExitUnknown,
 		},
-		"get without name": {
-			args:     []string{"get"},
-			wantErr:  "error: NAME is required; see 'kubectl mxjob get --help'\n",
+		"get without name lists, as kubectl get does": {
+			args:    []string{"get"},
+			wantErr: "No mxjobs found in namespace default.\n",
+		},
+		"get a name across all namespaces": {
+			args:     []string{"get", "x", "-A"},
+			wantErr:  "error: a resource cannot be retrieved by name across all namespaces; see 'kubectl mxjob get --help'\n",
 			wantCode: 1,
 		},
 		"no CRD": {
@@ -251,6 +255,17 @@ func TestLogs(t *testing.T) {
 			wantErr:  "error: mxjob/mnist has no pods of type server; see 'kubectl mxjob describe mnist'\n",
 			wantCode: 1,
 		},
+		"a typo is not found, not a job without pods": {
+			objs:     objs,
+			args:     []string{"logs", "mnsit"},
+			wantErr:  "error: mxjobs.mxnet.mlkube.io \"mnsit\" not found; see what there is with 'kubectl mxjob list' (-A for all namespaces)\n",
+			wantCode: cli.ExitUnknown,
+		},
+		"previous": {
+			objs:    objs,
+			args:    []string{"logs", "mnist", "--type", "scheduler", "--previous"},
+			wantOut: "[pod/mnist-scheduler-0] fake logs\n",
+		},
 		"index without type": {
 			args:     []string{"logs", "mnist", "--index", "0"},
 			wantErr:  "error: --index needs --type; see 'kubectl mxjob logs --help'\n",
@@ -290,6 +305,15 @@ func TestSuspendResumeDelete(t *testing.T) {
 		"suspend": {
 			objs: []client.Object{running}, args: []string{"suspend", "mnist"},
 			wantOut: "mxjob.mxnet.mlkube.io/mnist suspended\n", check: suspended(true),
+		},
+		"suspend all": {
+			objs: []client.Object{running}, args: []string{"suspend", "--all"},
+			wantOut: "mxjob.mxnet.mlkube.io/mnist suspended\n", check: suspended(true),
+		},
+		"suspend nothing": {
+			args:     []string{"suspend"},
+			wantErr:  "error: NAME is required (or --all); see 'kubectl mxjob suspend --help'\n",
+			wantCode: 1,
 		},
 		"resume a running job": {
 			objs: []client.Object{running}, args: []string{"resume", "mnist"},
