@@ -123,8 +123,8 @@ func TestVocabulary(t *testing.T) {
 			wantCode: 1,
 		},
 		"logs with kubectl's flags": {
-			args: []string{"logs", "md5", "--node", "node-a", "--since", "5m", "--timestamps", "-c", "transformer", "--previous", "--tail", "3"},
-			objs: []client.Object{md5()},
+			args:    []string{"logs", "md5", "--node", "node-a", "--since", "5m", "--timestamps", "-c", "transformer", "--previous", "--tail", "3"},
+			objs:    []client.Object{md5()},
 			wantOut: "[node-a] fake logs\n",
 		},
 	})
