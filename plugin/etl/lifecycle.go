@@ -72,7 +72,7 @@ func (o *namedOptions) Run(ctx context.Context) error {
 	}
 	var errs []error
 	for _, t := range targets {
-		if err := o.act(ctx, c, t); !(o.ignoreNotFound && apierrors.IsNotFound(err)) {
+		if err := o.act(ctx, c, t); !o.ignoreNotFound || !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
 		}
 	}

@@ -118,8 +118,8 @@ func TestVocabulary(t *testing.T) {
 			wantCode: 1,
 		},
 		"a typo of stop is not answered with stop": {
-			args:     []string{"stpo", "md5"},
-			wantErr:  "error: unknown command \"stpo\" for \"kubectl etl\"; see 'kubectl etl --help'\n",
+			args:     []string{"spot", "md5"},
+			wantErr:  "error: unknown command \"spot\" for \"kubectl etl\"; see 'kubectl etl --help'\n",
 			wantCode: 1,
 		},
 		"logs with kubectl's flags": {

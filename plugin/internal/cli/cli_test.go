@@ -203,8 +203,8 @@ func TestRoot(t *testing.T) {
 			wantCode: 1,
 		},
 		"unknown command, no destructive suggestion": {
-			args:     []string{"stpo"},
-			wantErr:  "error: unknown command \"stpo\" for \"kubectl demo\"; see 'kubectl demo --help'\n",
+			args:     []string{"spot"},
+			wantErr:  "error: unknown command \"spot\" for \"kubectl demo\"; see 'kubectl demo --help'\n",
 			wantCode: 1,
 		},
 		"unknown command, no suggestion": {
