@@ -135,8 +135,8 @@ func TestInspect(t *testing.T) {
 				"node-b   md5-bbbb   false   2          0         0B         0B          0        <none>     <none>\n",
 		},
 		"details of a missing Transform": {
-			args: []string{"details", "nope"}, wantCode: 1,
-			wantErr: "error: transforms.etl.mlkube.io \"nope\" not found\n",
+			args: []string{"details", "nope"}, wantCode: cli.ExitUnknown,
+			wantErr: "error: transforms.etl.mlkube.io \"nope\" not found; see what there is with 'kubectl etl list' (-A for all namespaces)\n",
 		},
 		"errors": {
 			args: []string{"errors", "md5"}, objs: []client.Object{md5()},
@@ -173,7 +173,7 @@ func TestInspect(t *testing.T) {
 				"node-b   md5-bbbb   <unknown>    <unknown>\n",
 		},
 		"metrics without a metrics API": {
-			args: []string{"metrics", "md5"}, objs: []client.Object{md5()}, wantCode: 1,
+			args: []string{"metrics", "md5"}, objs: []client.Object{md5()}, wantCode: cli.ExitUnknown,
 			intercept: interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				if _, ok := obj.(*unstructured.Unstructured); ok {
 					return &meta.NoKindMatchError{GroupKind: podMetricsKind.GroupKind(), SearchedVersions: []string{"v1beta1"}}
@@ -227,8 +227,8 @@ func TestLifecycle(t *testing.T) {
 			wantStopped: map[string]bool{"a": false, "b": false},
 		},
 		"stop goes on past a missing name": {
-			testCase: testCase{args: []string{"stop", "nope", "md5"}, objs: []client.Object{stopped("md5", false)}, wantCode: 1,
-				wantOut: "transform.etl.mlkube.io/md5 stopped\n", wantErr: "error: transforms.etl.mlkube.io \"nope\" not found\n"},
+			testCase: testCase{args: []string{"stop", "nope", "md5"}, objs: []client.Object{stopped("md5", false)}, wantCode: cli.ExitUnknown,
+				wantOut: "transform.etl.mlkube.io/md5 stopped\n", wantErr: "error: transforms.etl.mlkube.io \"nope\" not found; see what there is with 'kubectl etl list' (-A for all namespaces)\n"},
 			wantStopped: map[string]bool{"md5": true},
 		},
 		"rm": {
@@ -335,7 +335,7 @@ status:
 		},
 		"code needs its flags": {
 			args: []string{"init", "code", "--name", "x"}, wantCode: 1,
-			wantErr: "error: required flag(s) \"from-file\", \"runtime\" not set\n",
+			wantErr: "error: required flag(s) \"from-file\", \"runtime\" not set; see 'kubectl etl init code --help'\n",
 		},
 		"an existing name": {
 			args: []string{"init", "spec", "-f", pod, "--name", "md5"}, objs: []client.Object{md5()}, wantCode: 1,

@@ -114,7 +114,7 @@ the node, the transformer's status code and its message.`, v1alpha1.MaxObjectErr
 func newHealthCommand(env *cli.Env) *cobra.Command {
 	return newInspectCommand(env, &cobra.Command{
 		Use:   "health NAME",
-		Short: "Say whether a Transform's transformer is ready on every node; exit 1 when not",
+		Short: "Say whether a Transform's transformer is ready on every node: exit 0 yes, 1 no, 3 when not found",
 		Example: `  # Per-node health of md5; the exit code says whether every node is healthy
   kubectl etl health md5 && echo ready`,
 	}, "", func(_ context.Context, t *v1alpha1.Transform) (*metav1.Table, []runtime.Object, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -18,6 +19,8 @@ type namedOptions struct {
 	cmd   *cobra.Command
 	all   bool
 	names []string
+	// ignoreNotFound skips a named Transform that does not exist, as kubectl delete does.
+	ignoreNotFound bool
 	// act is done to each Transform.
 	act func(context.Context, client.Client, *v1alpha1.Transform) error
 }
@@ -69,46 +72,62 @@ func (o *namedOptions) Run(ctx context.Context) error {
 	}
 	var errs []error
 	for _, t := range targets {
-		errs = append(errs, o.act(ctx, c, t))
+		if err := o.act(ctx, c, t); !o.ignoreNotFound || !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
 
-func newNamedCommand(env *cli.Env, cmd *cobra.Command, act func(context.Context, client.Client, *v1alpha1.Transform) error) *cobra.Command {
+func newNamedCommand(env *cli.Env, cmd *cobra.Command, act func(context.Context, client.Client, *v1alpha1.Transform) error) (*cobra.Command, *namedOptions) {
 	o := &namedOptions{env: env, act: act}
 	cmd.ValidArgsFunction = completeTransforms(env)
 	cmd.RunE = cli.RunE(o)
 	cmd.Flags().BoolVar(&o.all, "all", false, "Act on every Transform of the namespace.")
-	return cmd
+	cmd.Flags().BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "Treat a Transform that does not exist as done.")
+	return cmd, o
 }
 
-// newStopCommand is stop (stopped true) or start: both set spec.stopped, which the controller
-// answers by deleting the transformer pods, or creating them again; the Transform stays.
-func newStopCommand(env *cli.Env, stopped bool) *cobra.Command {
-	verb, did, example := "start", "started", `  # Run md5's transformers again
-  kubectl etl start md5`
-	short := "Start stopped Transforms again (spec.stopped=false)"
-	if stopped {
-		verb, did, example = "stop", "stopped", `  # Delete md5's transformer pods but keep the Transform
-  kubectl etl stop md5
-
-  # Stop every Transform of the namespace
-  kubectl etl stop --all`
-		short = "Stop Transforms: delete their transformer pods, keep the Transforms (spec.stopped=true)"
+// newSuspendCommand is suspend (true) or resume, kubectl's words for what AIStore calls stop and
+// start, which stay as aliases: both set spec.stopped, which the controller answers by deleting
+// the transformer pods, or creating them again; the Transform stays. What is printed follows the
+// word typed, so scripts reading "stopped" keep working.
+func newSuspendCommand(env *cli.Env, suspend bool) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "resume NAME...|--all",
+		Aliases: []string{"start"},
+		Short:   "Resume suspended Transforms: their transformer pods are created again (spec.stopped=false)",
+		Example: `  # Run md5's transformers again
+  kubectl etl resume md5`,
 	}
-	cmd := &cobra.Command{Use: verb + " NAME...|--all", Short: short, Example: example}
-	return newNamedCommand(env, cmd, func(ctx context.Context, c client.Client, t *v1alpha1.Transform) error {
-		patch := fmt.Appendf(nil, `{"spec":{"stopped":%t}}`, stopped)
+	did := map[string]string{"resume": "resumed", "start": "started"}
+	if suspend {
+		cmd = cli.MarkDestructive(&cobra.Command{
+			Use:     "suspend NAME...|--all",
+			Aliases: []string{"stop"},
+			Short:   "Suspend Transforms: delete their transformer pods, keep the Transforms (spec.stopped=true)",
+			Example: `  # Delete md5's transformer pods but keep the Transform
+  kubectl etl suspend md5
+
+  # Suspend every Transform of the namespace
+  kubectl etl suspend --all`,
+		})
+		did = map[string]string{"suspend": "suspended", "stop": "stopped"}
+	}
+	var o *namedOptions
+	cmd, o = newNamedCommand(env, cmd, func(ctx context.Context, c client.Client, t *v1alpha1.Transform) error {
+		patch := fmt.Appendf(nil, `{"spec":{"stopped":%t}}`, suspend)
 		if err := c.Patch(ctx, t, client.RawPatch(client.Merge.Type(), patch)); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Out, "transform.etl.mlkube.io/%s %s\n", t.Name, did)
+		fmt.Fprintf(env.Out, "transform.etl.mlkube.io/%s %s\n", t.Name, did[o.cmd.CalledAs()])
 		return nil
 	})
+	return cmd
 }
 
 func newRmCommand(env *cli.Env, dp dataPath) *cobra.Command {
-	cmd := &cobra.Command{
+	cmd := cli.MarkDestructive(&cobra.Command{
 		Use:     "rm NAME...|--all|etl:OBJECT...",
 		Aliases: []string{"delete"},
 		Short:   "Delete Transforms and their transformer pods, or objects (etl:NAME)",
@@ -125,8 +144,8 @@ prefix; that needs the ClusterRole mlkube-datapath-user bound in the namespace t
   # Remove one object, and every object under out/
   kubectl etl rm etl:raw/a.txt
   kubectl etl rm --recursive etl:out/`,
-	}
-	cmd = newNamedCommand(env, cmd, func(ctx context.Context, c client.Client, t *v1alpha1.Transform) error {
+	})
+	cmd, _ = newNamedCommand(env, cmd, func(ctx context.Context, c client.Client, t *v1alpha1.Transform) error {
 		if err := c.Delete(ctx, t); err != nil {
 			return err
 		}

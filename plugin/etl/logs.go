@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	kptr "k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
@@ -18,10 +20,16 @@ import (
 
 type logsOptions struct {
 	env    *cli.Env
+	cmd    *cobra.Command
 	name   string
 	node   string
 	follow bool
 	tail   int64
+	// The flags of kubectl logs, as mxjob logs has them.
+	since      time.Duration
+	timestamps bool
+	container  string
+	previous   bool
 }
 
 func newLogsCommand(env *cli.Env) *cobra.Command {
@@ -41,16 +49,25 @@ func newLogsCommand(env *cli.Env) *cobra.Command {
 	cmd.Flags().StringVar(&o.node, "node", "", "Only the transformer on this node.")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "Stream the logs as they are written.")
 	cmd.Flags().Int64Var(&o.tail, "tail", -1, "Lines of recent log to show per pod; -1 shows all.")
+	cmd.Flags().DurationVar(&o.since, "since", 0, "Only logs newer than this, e.g. 5m.")
+	cmd.Flags().BoolVar(&o.timestamps, "timestamps", false, "Prefix each line with its timestamp.")
+	cmd.Flags().StringVarP(&o.container, "container", "c", "", "Container of each transformer pod; the pod's only one when unset.")
+	cmd.Flags().BoolVar(&o.previous, "previous", false, "The logs of the previous, restarted container.")
 	_ = cmd.RegisterFlagCompletionFunc("node", completeNodes(env))
 	return cmd
 }
 
-func (o *logsOptions) Complete(_ *cobra.Command, args []string) error {
-	o.name = args[0]
+func (o *logsOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.cmd, o.name = cmd, args[0]
 	return nil
 }
 
-func (o *logsOptions) Validate() error { return nil }
+func (o *logsOptions) Validate() error {
+	if o.since < 0 {
+		return cli.UsageError(o.cmd, "--since must not be negative")
+	}
+	return nil
+}
 
 func (o *logsOptions) Run(ctx context.Context) error {
 	t, err := getTransform(ctx, o.env, o.name)
@@ -103,7 +120,10 @@ func (o *logsOptions) nodes(t *v1alpha1.Transform) ([]v1alpha1.NodeStatus, error
 
 // stream copies one pod's log to out, each line prefixed by the node.
 func (o *logsOptions) stream(ctx context.Context, cs kubernetes.Interface, ns string, n v1alpha1.NodeStatus, out *lineWriter) error {
-	opts := &corev1.PodLogOptions{Follow: o.follow}
+	opts := &corev1.PodLogOptions{Follow: o.follow, Timestamps: o.timestamps, Container: o.container, Previous: o.previous}
+	if o.since > 0 {
+		opts.SinceSeconds = kptr.To(int64(o.since.Seconds()))
+	}
 	if o.tail >= 0 {
 		opts.TailLines = &o.tail
 	}

@@ -18,17 +18,18 @@ import (
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
-func newMetricsCommand(env *cli.Env) *cobra.Command {
+func newTopCommand(env *cli.Env) *cobra.Command {
 	return newInspectCommand(env, &cobra.Command{
-		Use:   "metrics NAME",
-		Short: "Show the CPU and memory a Transform's transformer uses on each node (metrics.k8s.io)",
+		Use:     "top NAME",
+		Aliases: []string{"metrics"},
+		Short:   "Show the CPU and memory a Transform's transformer uses on each node (metrics.k8s.io)",
 		Long: `Show the CPU and memory of each node's transformer pod, from the cluster's metrics API
 (metrics.k8s.io, served by metrics-server), as kubectl top pod does.`,
 		Example: `  # CPU and memory of md5's transformers
-  kubectl etl metrics md5
+  kubectl etl top md5
 
   # The PodMetrics themselves
-  kubectl etl metrics md5 -o yaml`,
+  kubectl etl top md5 -o yaml`,
 	}, "Transform %s runs on no node.", func(ctx context.Context, t *v1alpha1.Transform) (*metav1.Table, []runtime.Object, error) {
 		c, err := env.Clients.Client()
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -33,13 +34,21 @@ removes the namespace's objects (cp, ls, rm etl:NAME, cat).`,
   # Every object under raw/ into out/, on every node at once, with a progress bar
   kubectl etl run upper --src raw --dst out --wait`,
 	Groups: []string{v1alpha1.GroupVersion.Group},
+	CommandGroups: []cli.CommandGroup{
+		{Title: "Create and run Transforms", Commands: []string{"init", "object", "run", "runs"}},
+		{Title: "Inspect Transforms", Commands: []string{"get", "describe", "details", "errors", "logs", "top", "health", "wait"}},
+		{Title: "Manage Transforms", Commands: []string{"suspend", "resume", "rm"}},
+		{Title: "The namespace's objects", Commands: []string{"cp", "ls", "cat"}},
+	},
 }
 
-// NewScheme knows the types kubectl etl reads: Transforms, TransformRuns and pods (PodMetrics are read as unstructured).
+// NewScheme knows the types kubectl etl reads: Transforms, TransformRuns, pods and events, and
+// the manager's Deployment, which `version` reads (PodMetrics are read as unstructured).
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(v1alpha1.AddToScheme(s))
 	utilruntime.Must(corev1.AddToScheme(s))
+	utilruntime.Must(appsv1.AddToScheme(s))
 	return s
 }
 
@@ -69,9 +78,9 @@ func Commands(env *cli.Env) []*cobra.Command {
 
 func commands(env *cli.Env, dp dataPath) []*cobra.Command {
 	return []*cobra.Command{
-		newInitCommand(env), newShowCommand(env), newDetailsCommand(env), newErrorsCommand(env),
-		newLogsCommand(env), newMetricsCommand(env), newHealthCommand(env),
-		newStopCommand(env, true), newStopCommand(env, false), newRmCommand(env, dp),
+		newInitCommand(env), newGetCommand(env), newDescribeCommand(env), newDetailsCommand(env), newErrorsCommand(env),
+		newLogsCommand(env), newTopCommand(env), newHealthCommand(env), newWaitCommand(env),
+		newSuspendCommand(env, true), newSuspendCommand(env, false), newRmCommand(env, dp),
 		newObjectCommand(env, dp), newRunCommand(env), newRunsCommand(env, dp),
 		newCpCommand(env, dp), newLsCommand(env, dp), newCatCommand(env, dp),
 	}

@@ -100,7 +100,7 @@ func (o *createOptions) Run(ctx context.Context) error {
 func (o *createOptions) create(ctx context.Context) error {
 	return cli.CreateEach(ctx, o.env, o.dryRun, o.jobs,
 		func(job *v1beta1.MxJob, err error) error {
-			return explain(fmt.Errorf("creating MxJob %q: %w", job.Name, err))
+			return fmt.Errorf("creating MxJob %q: %w", job.Name, err)
 		},
 		o.printCreated)
 }

@@ -155,6 +155,21 @@ status: {}
 
 func TestSubmit(t *testing.T) {
 	runCases(t, map[string]cmdCase{
+		"a quantity that is none": {
+			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--worker-cpu", "lots", "--", "python"},
+			wantErr:  "error: --worker-cpu \"lots\" is not a quantity; use e.g. 4 or 500m; see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"a memory that is none": {
+			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--server-memory", "8GB!", "--dry-run=client", "--", "python"},
+			wantErr:  "error: --server-memory \"8GB!\" is not a quantity; use e.g. 8Gi or 512Mi; see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"a restart policy that is none": {
+			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--restart-policy", "Sometimes", "--dry-run=client", "--", "python"},
+			wantErr:  "error: --restart-policy \"Sometimes\" is not one of Never, OnFailure, Always, ExitCode; see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
 		"dist, dry run": {
 			args: []string{"submit", "mnist", "--image", "mxnet:1.9", "--workers", "2", "--port", "9000", "--env", "EPOCHS=3",
 				"--worker-gpus", "1", "--server-image", "ps:1", "--server-memory", "1Gi", "--backoff-limit", "2", "--run-as-user", "1000",

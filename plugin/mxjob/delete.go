@@ -24,7 +24,7 @@ type deleteOptions struct {
 
 func newDeleteCommand(env *cli.Env) *cobra.Command {
 	o := &deleteOptions{env: env}
-	cmd := &cobra.Command{
+	cmd := cli.MarkDestructive(&cobra.Command{
 		Use:   "delete (NAME... | --all)",
 		Short: "Delete MxJobs and, through them, their pods and Services",
 		Example: `  # Delete two jobs
@@ -34,7 +34,7 @@ func newDeleteCommand(env *cli.Env) *cobra.Command {
   kubectl mxjob delete --all -n team-vision`,
 		ValidArgsFunction: cli.CompleteNames(env, mxJobs.NewList),
 		RunE:              cli.RunE(o),
-	}
+	})
 	cmd.Flags().BoolVar(&o.all, "all", false, "Delete every MxJob of the namespace.")
 	cmd.Flags().BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "Treat a job that does not exist as deleted.")
 	return cmd
@@ -66,7 +66,7 @@ func (o *deleteOptions) Run(ctx context.Context) error {
 	if o.all {
 		var list v1beta1.MxJobList
 		if err := c.List(ctx, &list, client.InNamespace(o.ns)); err != nil {
-			return explain(err)
+			return err
 		}
 		for _, j := range list.Items {
 			names = append(names, j.Name)
@@ -84,7 +84,7 @@ func (o *deleteOptions) Run(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			return explain(err)
+			return err
 		}
 		fmt.Fprintf(o.env.Out, "mxjob.mxnet.mlkube.io %q deleted\n", name)
 	}

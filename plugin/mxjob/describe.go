@@ -4,24 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
-
-// maxEvents bounds the events describe shows, the most recent ones.
-const maxEvents = 20
 
 type describeOptions struct {
 	env   *cli.Env
@@ -64,21 +57,20 @@ func (o *describeOptions) Run(ctx context.Context) error {
 	for i, name := range o.names {
 		var job v1beta1.MxJob
 		if err := c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: name}, &job); err != nil {
-			return explain(err)
+			return err
 		}
 		pods, err := listReplicaPods(ctx, c, o.ns, name, replicaFilter{index: -1})
 		if err != nil {
 			return err
 		}
-		var events corev1.EventList
-		if err := c.List(ctx, &events, client.InNamespace(o.ns),
-			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("involvedObject.name", name)}); err != nil {
+		events, err := cli.EventsOf(ctx, c, o.ns, name)
+		if err != nil {
 			return err
 		}
 		if i > 0 {
 			fmt.Fprintln(o.env.Out)
 		}
-		if err := describeJob(o.env.Out, &job, pods, events.Items, o.env.Clock.Now()); err != nil {
+		if err := describeJob(o.env.Out, &job, pods, events, o.env.Clock.Now()); err != nil {
 			return err
 		}
 	}
@@ -92,7 +84,7 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 	st := job.Status
 	fmt.Fprintf(w, "Name:\t%s\n", job.Name)
 	fmt.Fprintf(w, "Namespace:\t%s\n", job.Namespace)
-	fmt.Fprintf(w, "Labels:\t%s\n", labelsString(job.Labels))
+	fmt.Fprintf(w, "Labels:\t%s\n", cli.LabelsString(job.Labels))
 	fmt.Fprintf(w, "Created:\t%s (%s ago)\n", job.CreationTimestamp.UTC().Format(time.RFC3339), cli.Age(job.CreationTimestamp, now))
 	fmt.Fprintf(w, "Mode:\t%s\n", job.Spec.JobMode)
 	fmt.Fprintf(w, "State:\t%s\n", state(job))
@@ -125,7 +117,7 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 		fmt.Fprintf(w, "\n  NAME\tREPLICA\tSTATUS\tRESTARTS\tNODE\tAGE\n")
 		for i := range pods {
 			p := &pods[i]
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%s\t%s\n", p.Name, replicaOf(p), podStatus(p), podRestarts(p), orNone(p.Spec.NodeName), cli.Age(p.CreationTimestamp, now))
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%s\t%s\n", p.Name, replicaOf(p), cli.PodStatus(p), cli.PodRestarts(p), cli.OrNone(p.Spec.NodeName), cli.Age(p.CreationTimestamp, now))
 		}
 	}
 	w.Flush()
@@ -139,46 +131,8 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 		}
 	}
 	w.Flush()
-	writeEvents(w, events, now)
+	cli.WriteEvents(w, events, now)
 	return w.Flush()
-}
-
-func writeEvents(w io.Writer, events []corev1.Event, now time.Time) {
-	fmt.Fprintf(w, "Events:")
-	if len(events) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-		return
-	}
-	slices.SortStableFunc(events, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
-	if len(events) > maxEvents {
-		events = events[len(events)-maxEvents:]
-	}
-	fmt.Fprintf(w, "\n  TYPE\tREASON\tAGE\tFROM\tMESSAGE\n")
-	for _, e := range events {
-		age := cli.Age(metav1.NewTime(eventTime(e)), now)
-		if e.Count > 1 {
-			age = fmt.Sprintf("%s (x%d)", age, e.Count)
-		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", e.Type, e.Reason, age, eventSource(e), strings.TrimSpace(e.Message))
-	}
-}
-
-// eventTime is when an event last happened, whichever API wrote it.
-func eventTime(e corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
-}
-
-func eventSource(e corev1.Event) string {
-	if e.Source.Component != "" {
-		return e.Source.Component
-	}
-	return e.ReportingController
 }
 
 func runPolicyString(rp v1beta1.RunPolicy) string {
@@ -193,7 +147,7 @@ func runPolicyString(rp v1beta1.RunPolicy) string {
 		deadline = fmt.Sprintf("%ds", *rp.ActiveDeadlineSeconds)
 	}
 	return fmt.Sprintf("cleanPodPolicy=%s backoffLimit=%s activeDeadline=%s ttlAfterFinished=%s suspend=%t",
-		orNone(string(rp.CleanPodPolicy)), opt(rp.BackoffLimit), deadline, opt(rp.TTLSecondsAfterFinished), ptr.Deref(rp.Suspend, false))
+		cli.OrNone(string(rp.CleanPodPolicy)), opt(rp.BackoffLimit), deadline, opt(rp.TTLSecondsAfterFinished), ptr.Deref(rp.Suspend, false))
 }
 
 // image is the image of a replica spec's mxnet container.
@@ -207,23 +161,4 @@ func image(rs *v1beta1.ReplicaSpec) string {
 		}
 	}
 	return "<none>"
-}
-
-func labelsString(l map[string]string) string {
-	if len(l) == 0 {
-		return "<none>"
-	}
-	var kv []string
-	for k, v := range l {
-		kv = append(kv, k+"="+v)
-	}
-	slices.Sort(kv)
-	return strings.Join(kv, ",")
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
 }

@@ -44,8 +44,8 @@ func newListCommand(env *cli.Env) *cobra.Command {
 func newGetCommand(env *cli.Env) *cobra.Command {
 	o := &listOptions{env: env, flags: cli.NewListFlags()}
 	cmd := &cobra.Command{
-		Use:   "get NAME...",
-		Short: "Show MxJobs by name",
+		Use:   "get [NAME...]",
+		Short: "Show MxJobs by name, or all of the namespace as list does",
 		Example: `  # One job as a table
   kubectl mxjob get mnist
 
@@ -54,12 +54,6 @@ func newGetCommand(env *cli.Env) *cobra.Command {
 
   # Its state alone
   kubectl mxjob get mnist -o jsonpath='{.status.state}'`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cli.UsageError(cmd, "NAME is required")
-			}
-			return nil
-		},
 		ValidArgsFunction: cli.CompleteNames(env, mxJobs.NewList),
 		RunE:              cli.RunE(o),
 	}
@@ -72,9 +66,9 @@ func (o *listOptions) Complete(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *listOptions) Validate() error { return o.flags.Validate(o.cmd) }
+func (o *listOptions) Validate() error { return o.flags.ValidateNames(o.cmd, o.names) }
 
 func (o *listOptions) Run(ctx context.Context) error {
 	l := &cli.Lister[*v1beta1.MxJob]{Env: o.env, Flags: o.flags, Resource: mxJobs}
-	return explain(l.Run(ctx, o.names))
+	return l.Run(ctx, o.names)
 }

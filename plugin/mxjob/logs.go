@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
@@ -32,6 +33,7 @@ type logsOptions struct {
 	tail       int64
 	timestamps bool
 	container  string
+	previous   bool
 }
 
 func newLogsCommand(env *cli.Env) *cobra.Command {
@@ -59,6 +61,7 @@ func newLogsCommand(env *cli.Env) *cobra.Command {
 	f.Int64Var(&o.tail, "tail", -1, "Lines of recent log to show per replica; all when -1.")
 	f.BoolVar(&o.timestamps, "timestamps", false, "Prefix each line with its timestamp.")
 	f.StringVarP(&o.container, "container", "c", v1beta1.DefaultContainerName, "Container of each pod.")
+	f.BoolVar(&o.previous, "previous", false, "The logs of the previous, restarted container.")
 	registerTypeCompletion(cmd)
 	return cmd
 }
@@ -95,14 +98,18 @@ func (o *logsOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The job first: a typo is "not found", not a job without pods.
+	if err := c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, &v1beta1.MxJob{}); err != nil {
+		return err
+	}
 	pods, err := listReplicaPods(ctx, c, o.ns, o.name, o.filter)
 	if err != nil {
-		return explain(err)
+		return err
 	}
 	if len(pods) == 0 {
 		return fmt.Errorf("mxjob/%s has no pods%s; see 'kubectl mxjob describe %s'", o.name, o.filterText(), o.name)
 	}
-	opts := &corev1.PodLogOptions{Container: o.container, Follow: o.follow, Timestamps: o.timestamps}
+	opts := &corev1.PodLogOptions{Container: o.container, Follow: o.follow, Timestamps: o.timestamps, Previous: o.previous}
 	if o.since > 0 {
 		opts.SinceSeconds = ptr.To(int64(o.since.Seconds()))
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
 	"github.com/mlkube/mlkube/plugin/internal/cli/clitest"
 )
 
@@ -115,12 +116,16 @@ func TestListAndGet(t *testing.T) {
 		"get missing": {
 			objs:     objs,
 			args:     []string{"get", "nope"},
-			wantErr:  "error: mxjobs.mxnet.mlkube.io \"nope\" not found; see the namespace's jobs with 'kubectl mxjob list' (-A for all namespaces)\n",
-			wantCode: 1,
+			wantErr:  "error: mxjobs.mxnet.mlkube.io \"nope\" not found; see what there is with 'kubectl mxjob list' (-A for all namespaces)\n",
+			wantCode: cli.ExitUnknown,
 		},
-		"get without name": {
-			args:     []string{"get"},
-			wantErr:  "error: NAME is required; see 'kubectl mxjob get --help'\n",
+		"get without name lists, as kubectl get does": {
+			args:    []string{"get"},
+			wantErr: "No mxjobs found in namespace default.\n",
+		},
+		"get a name across all namespaces": {
+			args:     []string{"get", "x", "-A"},
+			wantErr:  "error: a resource cannot be retrieved by name across all namespaces; see 'kubectl mxjob get --help'\n",
 			wantCode: 1,
 		},
 		"no CRD": {
@@ -128,8 +133,8 @@ func TestListAndGet(t *testing.T) {
 				return &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "mxnet.mlkube.io", Kind: "MxJob"}, SearchedVersions: []string{"v1beta1"}}
 			}},
 			args:     []string{"list"},
-			wantErr:  "error: no matches for kind \"MxJob\" in version \"mxnet.mlkube.io/v1beta1\"; the cluster does not serve MxJobs: install mlkube (kubectl apply -f manifests/install.yaml)\n",
-			wantCode: 1,
+			wantErr:  "error: no matches for kind \"MxJob\" in version \"mxnet.mlkube.io/v1beta1\"; the cluster does not serve mxnet.mlkube.io: " + cli.InstallHint + "\n",
+			wantCode: cli.ExitUnknown,
 		},
 	})
 }
@@ -212,7 +217,7 @@ func TestTop(t *testing.T) {
 			}},
 			args:     []string{"top", "mnist"},
 			wantErr:  "error: the cluster serves no metrics API (metrics.k8s.io): install metrics-server to use top (no matches for kind \"PodMetrics\" in version \"metrics.k8s.io/v1beta1\")\n",
-			wantCode: 1,
+			wantCode: cli.ExitUnknown,
 		},
 		"no pods yet": {
 			objs:     []client.Object{running},
@@ -249,6 +254,17 @@ func TestLogs(t *testing.T) {
 			args:     []string{"logs", "mnist", "--type", "server"},
 			wantErr:  "error: mxjob/mnist has no pods of type server; see 'kubectl mxjob describe mnist'\n",
 			wantCode: 1,
+		},
+		"a typo is not found, not a job without pods": {
+			objs:     objs,
+			args:     []string{"logs", "mnsit"},
+			wantErr:  "error: mxjobs.mxnet.mlkube.io \"mnsit\" not found; see what there is with 'kubectl mxjob list' (-A for all namespaces)\n",
+			wantCode: cli.ExitUnknown,
+		},
+		"previous": {
+			objs:    objs,
+			args:    []string{"logs", "mnist", "--type", "scheduler", "--previous"},
+			wantOut: "[pod/mnist-scheduler-0] fake logs\n",
 		},
 		"index without type": {
 			args:     []string{"logs", "mnist", "--index", "0"},
@@ -290,6 +306,15 @@ func TestSuspendResumeDelete(t *testing.T) {
 			objs: []client.Object{running}, args: []string{"suspend", "mnist"},
 			wantOut: "mxjob.mxnet.mlkube.io/mnist suspended\n", check: suspended(true),
 		},
+		"suspend all": {
+			objs: []client.Object{running}, args: []string{"suspend", "--all"},
+			wantOut: "mxjob.mxnet.mlkube.io/mnist suspended\n", check: suspended(true),
+		},
+		"suspend nothing": {
+			args:     []string{"suspend"},
+			wantErr:  "error: NAME is required (or --all); see 'kubectl mxjob suspend --help'\n",
+			wantCode: 1,
+		},
 		"resume a running job": {
 			objs: []client.Object{running}, args: []string{"resume", "mnist"},
 			wantOut: "mxjob.mxnet.mlkube.io/mnist already resumed\n", check: suspended(false),
@@ -311,8 +336,8 @@ func TestSuspendResumeDelete(t *testing.T) {
 		},
 		"delete missing": {
 			args:     []string{"delete", "a"},
-			wantErr:  "error: mxjobs.mxnet.mlkube.io \"a\" not found; see the namespace's jobs with 'kubectl mxjob list' (-A for all namespaces)\n",
-			wantCode: 1,
+			wantErr:  "error: mxjobs.mxnet.mlkube.io \"a\" not found; see what there is with 'kubectl mxjob list' (-A for all namespaces)\n",
+			wantCode: cli.ExitUnknown,
 		},
 	})
 }

@@ -25,6 +25,11 @@ training with SCHEDULER, SERVER and WORKER replicas. It also takes Kubeflow MXJo
   kubectl mxjob logs mnist -f
   kubectl mxjob wait mnist --for=Succeeded --timeout=1h`,
 	Groups: []string{v1beta1.GroupVersion.Group},
+	CommandGroups: []cli.CommandGroup{
+		{Title: "Create and run MxJobs", Commands: []string{"create", "submit"}},
+		{Title: "Inspect MxJobs", Commands: []string{"list", "get", "describe", "logs", "top", "wait"}},
+		{Title: "Manage MxJobs", Commands: []string{"suspend", "resume", "delete"}},
+	},
 }
 
 // Main runs kubectl-mxjob and returns its exit code.

@@ -87,32 +87,3 @@ func parseReplicaType(s string) (string, error) {
 func replicaOf(p *corev1.Pod) string {
 	return p.Labels[v1beta1.LabelReplicaType] + "-" + p.Labels[v1beta1.LabelReplicaIndex]
 }
-
-// podStatus is a pod's state as kubectl get pods shows it: a waiting or terminated container's
-// reason when there is one, else the phase.
-func podStatus(p *corev1.Pod) string {
-	if p.DeletionTimestamp != nil {
-		return "Terminating"
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		switch {
-		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
-			return cs.State.Waiting.Reason
-		case cs.State.Terminated != nil && cs.State.Terminated.Reason != "":
-			return cs.State.Terminated.Reason
-		}
-	}
-	if p.Status.Phase == "" {
-		return string(corev1.PodPending)
-	}
-	return string(p.Status.Phase)
-}
-
-// podRestarts sums the container restarts of a pod.
-func podRestarts(p *corev1.Pod) int32 {
-	var n int32
-	for _, cs := range p.Status.ContainerStatuses {
-		n += cs.RestartCount
-	}
-	return n
-}

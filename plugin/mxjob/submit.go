@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -135,6 +136,9 @@ func envVars(pairs []string) ([]corev1.EnvVar, error) {
 	return out, nil
 }
 
+// restartPolicies are the values of --restart-policy.
+var restartPolicies = []string{string(v1beta1.RestartPolicyNever), string(v1beta1.RestartPolicyOnFailure), string(v1beta1.RestartPolicyAlways), string(v1beta1.RestartPolicyExitCode)}
+
 type submitOptions struct {
 	env    *cli.Env
 	cmd    *cobra.Command
@@ -179,7 +183,7 @@ func newSubmitCommand(env *cli.Env) *cobra.Command {
 	f.Int32Var(&s.servers, "servers", 1, "Number of parameter servers (dist).")
 	f.Int32Var(&s.port, "port", 0, "Port of the scheduler (DMLC_PS_ROOT_PORT); defaults to 9091.")
 	f.StringArrayVar(&s.env, "env", nil, "Environment variable KEY=VALUE of every replica; repeatable.")
-	f.StringVar(&s.restartPolicy, "restart-policy", string(v1beta1.RestartPolicyNever), "Never, OnFailure, Always or ExitCode.")
+	f.StringVar(&s.restartPolicy, "restart-policy", string(v1beta1.RestartPolicyNever), strings.Join(restartPolicies, ", ")+".")
 	f.Int32Var(&s.backoffLimit, "backoff-limit", -1, "Restarts allowed before the job fails; unset means no limit.")
 	f.Int64Var(&s.runAsUser, "run-as-user", restricted.DefaultUser,
 		"The uid (and gid) every replica runs as. Replicas run non-root, without privilege escalation or capabilities, with the runtime's seccomp profile: the restricted Pod Security Standard.")
@@ -225,6 +229,22 @@ func (o *submitOptions) Validate() error {
 		return cli.UsageError(o.cmd, "--port must be 1 to 65535")
 	case o.dryRun != "none" && o.dryRun != "client" && o.dryRun != "server":
 		return cli.UsageError(o.cmd, "--dry-run must be none, client or server, not %q", o.dryRun)
+	}
+	if !slices.Contains(restartPolicies, s.restartPolicy) {
+		return cli.UsageError(o.cmd, "--restart-policy %q is not one of %s", s.restartPolicy, strings.Join(restartPolicies, ", "))
+	}
+	// Quantities are checked here, naming the flag, rather than by the API server's regular
+	// expression.
+	for _, t := range v1beta1.ReplicaTypes {
+		rf := s.roles[t]
+		for _, q := range []struct{ flag, value, example string }{{"cpu", rf.cpu, "4 or 500m"}, {"memory", rf.memory, "8Gi or 512Mi"}} {
+			if _, err := resource.ParseQuantity(q.value); q.value != "" && err != nil {
+				return cli.UsageError(o.cmd, "--%s-%s %q is not a quantity; use e.g. %s", t.Role(), q.flag, q.value, q.example)
+			}
+		}
+		if rf.gpus < 0 {
+			return cli.UsageError(o.cmd, "--%s-gpus must not be negative", t.Role())
+		}
 	}
 	if s.image == "" {
 		for _, t := range v1beta1.ReplicaTypes {

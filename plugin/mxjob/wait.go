@@ -8,10 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
@@ -92,68 +88,14 @@ func waitVerdict(job *v1beta1.MxJob, want []string) (bool, error) {
 }
 
 func (o *waitOptions) Run(ctx context.Context) error {
-	c, err := o.env.Clients.Client()
-	if err != nil {
-		return err
+	w := &cli.Waiter[*v1beta1.MxJob]{
+		Env: o.env, Resource: mxJobs, Kind: "mxjob", Timeout: o.timeout,
+		Settle:  o.settle,
+		Awaited: strings.Join(o.forList, " or "),
+		Current: state,
 	}
-	var timedOut <-chan time.Time
-	if o.timeout > 0 {
-		timedOut = o.env.Clock.After(o.timeout)
-	}
-	job := &v1beta1.MxJob{}
-	for {
-		// Get, then watch from what was read: the watch cannot miss a change after the get.
-		if err := c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, job); err != nil {
-			return explain(err)
-		}
-		if done, err := o.settle(job); done {
-			return err
-		}
-		w, err := c.Watch(ctx, &v1beta1.MxJobList{}, &client.ListOptions{
-			Namespace:     o.ns,
-			FieldSelector: fields.OneTermEqualSelector("metadata.name", o.name),
-			Raw:           &metav1.ListOptions{ResourceVersion: job.ResourceVersion},
-		})
-		if err != nil {
-			return explain(err)
-		}
-		done, err := o.follow(ctx, w, timedOut, job)
-		w.Stop()
-		if done {
-			return err
-		}
-		// The watch ended (the API server closes them after a while): read the job again.
-	}
-}
-
-// follow reads the watch until the wait is settled or the watch ends.
-func (o *waitOptions) follow(ctx context.Context, w watch.Interface, timedOut <-chan time.Time, last *v1beta1.MxJob) (bool, error) {
-	for {
-		select {
-		case <-ctx.Done():
-			return true, ctx.Err()
-		case <-timedOut:
-			return true, &cli.ExitError{Code: cli.ExitTimeout, Err: fmt.Errorf("timed out after %s waiting for mxjob/%s to be %s (it is %s); wait longer with --timeout",
-				o.timeout, o.name, strings.Join(o.forList, " or "), state(last))}
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return false, nil
-			}
-			switch ev.Type {
-			case watch.Deleted:
-				return true, &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("mxjob/%s was deleted", o.name)}
-			case watch.Added, watch.Modified:
-				job, ok := ev.Object.(*v1beta1.MxJob)
-				if !ok || job.Name != o.name {
-					continue
-				}
-				*last = *job
-				if done, err := o.settle(job); done {
-					return true, err
-				}
-			}
-		}
-	}
+	_, err := w.Run(ctx, o.ns, o.name)
+	return err
 }
 
 func (o *waitOptions) settle(job *v1beta1.MxJob) (bool, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/plugin/etl"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
 	"github.com/mlkube/mlkube/plugin/internal/cli/clitest"
 )
 
@@ -110,4 +111,39 @@ func want[T comparable](got, want T, what string) error {
 		return fmt.Errorf("%s = %v, want %v", what, got, want)
 	}
 	return nil
+}
+
+// TestVocabularyAndExitCodes: kubectl's verbs and the exit codes of the frame against the real
+// API server: 3 for a Transform that is not there, 1 for a usage mistake.
+func TestVocabularyAndExitCodes(t *testing.T) {
+	ctx := context.Background()
+	const ns = "vocabulary"
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	for _, step := range []struct {
+		args             []string
+		stdin            string
+		wantOut, wantErr string
+		wantCode         int
+	}{
+		{args: []string{"init", "-f", "-", "-n", ns}, stdin: transforms,
+			wantOut: "transform.etl.mlkube.io/md5 created\ntransform.etl.mlkube.io/upper created\n"},
+		{args: []string{"get", "md5", "-n", ns, "-o", "name"}, wantOut: "transform.etl.mlkube.io/md5\n"},
+		{args: []string{"suspend", "--all", "-n", ns}, wantOut: "transform.etl.mlkube.io/md5 suspended\ntransform.etl.mlkube.io/upper suspended\n"},
+		{args: []string{"resume", "md5", "-n", ns}, wantOut: "transform.etl.mlkube.io/md5 resumed\n"},
+		{args: []string{"wait", "nope", "--for=Ready", "-n", ns}, wantCode: cli.ExitUnknown,
+			wantErr: "error: transforms.etl.mlkube.io \"nope\" not found; see what there is with 'kubectl etl list' (-A for all namespaces)\n"},
+		{args: []string{"health", "nope", "-n", ns}, wantCode: cli.ExitUnknown,
+			wantErr: "error: transforms.etl.mlkube.io \"nope\" not found; see what there is with 'kubectl etl list' (-A for all namespaces)\n"},
+		{args: []string{"get", "md5", "-A"}, wantCode: cli.ExitFailed,
+			wantErr: "error: a resource cannot be retrieved by name across all namespaces; see 'kubectl etl get --help'\n"},
+		{args: []string{"delete", "md5", "nope", "--ignore-not-found", "-n", ns}, wantOut: "transform.etl.mlkube.io \"md5\" deleted\n"},
+	} {
+		out, errOut, code := server.Run(t, etl.NewRoot, cache, step.stdin, step.args...)
+		if code != step.wantCode || out != step.wantOut || errOut != step.wantErr {
+			t.Errorf("kubectl etl %v: exit %d, want %d\nstdout %q\nwant   %q\nstderr %q\nwant   %q", step.args, code, step.wantCode, out, step.wantOut, errOut, step.wantErr)
+		}
+	}
 }

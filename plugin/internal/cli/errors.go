@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -29,17 +30,48 @@ type ExitError struct {
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// exitCode is an ExitError's code, else 1.
+// exitCode is an ExitError's code; else 3 when the API could not answer (not found, forbidden,
+// unauthorized, mlkube not installed, the cluster unreachable), so that every command — wait,
+// health, run --wait — tells "could not tell" from "failed" without doing anything; else 1.
 func exitCode(err error) int {
 	if ee, ok := errors.AsType[*ExitError](err); ok {
 		return ee.Code
 	}
-	return 1
+	if classify(err) != causeOther {
+		return ExitUnknown
+	}
+	return ExitFailed
+}
+
+// helpTail is what ends every usage error: where to read how the command is called.
+func helpTail(cmd *cobra.Command) string {
+	return fmt.Sprintf("see '%s --help'", cmd.CommandPath())
 }
 
 // UsageError is a mistake in how a command was called; the message points at the command's help.
 func UsageError(cmd *cobra.Command, format string, a ...any) error {
-	return fmt.Errorf("%s; see '%s --help'", fmt.Sprintf(format, a...), cmd.CommandPath())
+	return fmt.Errorf("%s; %s", fmt.Sprintf(format, a...), helpTail(cmd))
+}
+
+// cobraUsagePrefixes begin the usage errors cobra makes itself (required flags, argument
+// counts, flag groups), which reach Execute without the help tail.
+var cobraUsagePrefixes = []string{
+	"required flag(s)", "accepts ", "requires at least", "requires at most", "received ",
+	"if any flags in the group", "at least one of the flags", "invalid argument",
+}
+
+// withHelpTail gives cobra's own usage errors the tail the plugins' have.
+func withHelpTail(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "; see '") {
+		return err
+	}
+	for _, p := range cobraUsagePrefixes {
+		if strings.HasPrefix(msg, p) {
+			return fmt.Errorf("%w; %s", err, helpTail(cmd))
+		}
+	}
+	return err
 }
 
 // ExactArgs requires exactly the named arguments, saying which one is missing.
@@ -50,6 +82,16 @@ func ExactArgs(names ...string) cobra.PositionalArgs {
 			return UsageError(cmd, "%s is required", names[len(args)])
 		case len(args) > len(names):
 			return UsageError(cmd, "unexpected argument %q", args[len(names)])
+		}
+		return nil
+	}
+}
+
+// MinArgs requires at least one argument, named name.
+func MinArgs(name string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return UsageError(cmd, "%s is required", name)
 		}
 		return nil
 	}

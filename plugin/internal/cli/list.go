@@ -45,6 +45,15 @@ func (f *ListFlags) AddFlags(cmd *cobra.Command) {
 
 // Validate checks the selectors and -o before any API call.
 func (f *ListFlags) Validate(cmd *cobra.Command) error {
+	return f.ValidateNames(cmd, nil)
+}
+
+// ValidateNames is Validate for a command given names, which -A cannot go with: a name is
+// looked up in one namespace, as kubectl get says.
+func (f *ListFlags) ValidateNames(cmd *cobra.Command, names []string) error {
+	if f.AllNamespaces && len(names) > 0 {
+		return UsageError(cmd, "a resource cannot be retrieved by name across all namespaces")
+	}
 	if _, err := labels.Parse(f.LabelSelector); err != nil {
 		return UsageError(cmd, "invalid --selector: %v", err)
 	}

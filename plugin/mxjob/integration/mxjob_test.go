@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
 const jobs = `apiVersion: mxnet.mlkube.io/v1beta1
@@ -63,7 +65,7 @@ func TestCreateListGetDelete(t *testing.T) {
 			wantOut: "mxjob.mxnet.mlkube.io/c\n"},
 		{args: []string{"delete", "-n", ns, "a", "b"},
 			wantOut: "mxjob.mxnet.mlkube.io \"a\" deleted\nmxjob.mxnet.mlkube.io \"b\" deleted\n"},
-		{args: []string{"get", "-n", ns, "a"}, wantCode: 1},
+		{args: []string{"get", "-n", ns, "a"}, wantCode: cli.ExitUnknown},
 		{args: []string{"delete", "-n", ns, "--all"}, wantOut: "mxjob.mxnet.mlkube.io \"c\" deleted\n"},
 	}
 	for _, s := range steps {

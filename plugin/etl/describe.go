@@ -1,0 +1,123 @@
+package etl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
+)
+
+type describeOptions struct {
+	env   *cli.Env
+	names []string
+}
+
+func newDescribeCommand(env *cli.Env) *cobra.Command {
+	o := &describeOptions{env: env}
+	return &cobra.Command{
+		Use:   "describe NAME...",
+		Short: "Show a Transform in detail: its spec, each node's transformer pod with why it waits, and events",
+		Example: `  # Why does md5 not become ready?
+  kubectl etl describe md5`,
+		Args:              cli.MinArgs("NAME"),
+		ValidArgsFunction: completeTransforms(env),
+		RunE:              cli.RunE(o),
+	}
+}
+
+func (o *describeOptions) Complete(_ *cobra.Command, args []string) error {
+	o.names = args
+	return nil
+}
+
+func (o *describeOptions) Validate() error { return nil }
+
+func (o *describeOptions) Run(ctx context.Context) error {
+	c, err := o.env.Clients.Client()
+	if err != nil {
+		return err
+	}
+	for i, name := range o.names {
+		t, err := getTransform(ctx, o.env, name)
+		if err != nil {
+			return err
+		}
+		pods := map[string]*corev1.Pod{}
+		names := []string{t.Name}
+		for _, n := range t.Status.Nodes {
+			if n.Pod == "" {
+				continue
+			}
+			var p corev1.Pod
+			switch err := c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: n.Pod}, &p); {
+			case apierrors.IsNotFound(err):
+				// Deleted since the controller wrote the status: the row says so.
+			case err != nil:
+				return err
+			default:
+				pods[n.Pod] = &p
+			}
+			names = append(names, n.Pod)
+		}
+		events, err := cli.EventsOf(ctx, c, t.Namespace, names...)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(o.env.Out)
+		}
+		if err := describeTransform(o.env.Out, t, pods, events, o.env.Clock.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describeTransform writes a Transform, its transformer pods and their events as mxjob describe
+// writes a job's.
+func describeTransform(out io.Writer, t *v1alpha1.Transform, pods map[string]*corev1.Pod, events []corev1.Event, now time.Time) error {
+	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
+	st := t.Status
+	fmt.Fprintf(w, "Name:\t%s\n", t.Name)
+	fmt.Fprintf(w, "Namespace:\t%s\n", t.Namespace)
+	fmt.Fprintf(w, "Labels:\t%s\n", cli.LabelsString(t.Labels))
+	fmt.Fprintf(w, "Created:\t%s (%s ago)\n", t.CreationTimestamp.UTC().Format(time.RFC3339), cli.Age(t.CreationTimestamp, now))
+	fmt.Fprintf(w, "Form:\t%s\n", cli.OrNone(form(&t.Spec)))
+	fmt.Fprintf(w, "Communication:\t%s\n", cli.OrNone(string(t.Spec.Communication)))
+	fmt.Fprintf(w, "Argument:\t%s\n", argument(t.Spec.Argument))
+	fmt.Fprintf(w, "Suspended:\t%t\n", t.Spec.Stopped)
+	fmt.Fprintf(w, "Stage:\t%s\n", stage(t))
+	if st.Reason != "" {
+		fmt.Fprintf(w, "Reason:\t%s\n", st.Reason)
+	}
+	fmt.Fprintf(w, "Nodes Ready:\t%s\n", cli.OrNone(st.NodesReady))
+	fmt.Fprintf(w, "Totals:\tobjects=%d in=%s out=%s errors=%d\n", st.Totals.Objects, Bytes(st.Totals.BytesIn), Bytes(st.Totals.BytesOut), st.Totals.Errors)
+	w.Flush()
+	fmt.Fprintf(w, "Nodes:")
+	if len(st.Nodes) == 0 {
+		fmt.Fprintf(w, "\t<none>\n")
+	} else {
+		fmt.Fprintf(w, "\n  NODE\tPOD\tSTATUS\tREADY\tRESTARTS\tOBJECTS\tERRORS\n")
+		for _, n := range st.Nodes {
+			status := "<none>"
+			if p := pods[n.Pod]; p != nil {
+				status = cli.PodStatus(p)
+			} else if n.Pod != "" {
+				status = "Missing"
+			}
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%t\t%d\t%d\t%d\n", n.Node, cli.OrNone(n.Pod), status, n.Ready, n.Restarts, n.Objects, n.Errors)
+		}
+	}
+	w.Flush()
+	cli.WriteEvents(w, events, now)
+	return w.Flush()
+}

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// What `describe` prints in both plugins, laid out as kubectl describe lays it out.
+
+// MaxEvents bounds the events describe shows, the most recent ones.
+const MaxEvents = 20
+
+// EventsOf lists the events of the objects named (an MxJob and its pods, a Transform and its
+// transformer pods) in namespace ns.
+func EventsOf(ctx context.Context, c client.Reader, ns string, names ...string) ([]corev1.Event, error) {
+	var all []corev1.Event
+	for _, name := range names {
+		var events corev1.EventList
+		if err := c.List(ctx, &events, client.InNamespace(ns),
+			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("involvedObject.name", name)}); err != nil {
+			return nil, fmt.Errorf("events of %s: %w", name, err)
+		}
+		all = append(all, events.Items...)
+	}
+	return all, nil
+}
+
+// WriteEvents writes the Events section: the most recent MaxEvents, oldest first.
+func WriteEvents(w io.Writer, events []corev1.Event, now time.Time) {
+	fmt.Fprintf(w, "Events:")
+	if len(events) == 0 {
+		fmt.Fprintf(w, "\t<none>\n")
+		return
+	}
+	slices.SortStableFunc(events, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
+	if len(events) > MaxEvents {
+		events = events[len(events)-MaxEvents:]
+	}
+	fmt.Fprintf(w, "\n  TYPE\tREASON\tAGE\tFROM\tMESSAGE\n")
+	for _, e := range events {
+		age := Age(metav1.NewTime(eventTime(e)), now)
+		if e.Count > 1 {
+			age = fmt.Sprintf("%s (x%d)", age, e.Count)
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", e.Type, e.Reason, age, eventSource(e), strings.TrimSpace(e.Message))
+	}
+}
+
+// eventTime is when an event last happened, whichever API wrote it.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func eventSource(e corev1.Event) string {
+	if e.Source.Component != "" {
+		return e.Source.Component
+	}
+	return e.ReportingController
+}
+
+// PodStatus is a pod's state as kubectl get pods shows it: a waiting or terminated container's
+// reason when there is one (ImagePullBackOff, CrashLoopBackOff), else the phase.
+func PodStatus(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "Terminating"
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		switch {
+		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
+			return cs.State.Waiting.Reason
+		case cs.State.Terminated != nil && cs.State.Terminated.Reason != "":
+			return cs.State.Terminated.Reason
+		}
+	}
+	if p.Status.Phase == "" {
+		return string(corev1.PodPending)
+	}
+	return string(p.Status.Phase)
+}
+
+// PodRestarts sums the container restarts of a pod.
+func PodRestarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, cs := range p.Status.ContainerStatuses {
+		n += cs.RestartCount
+	}
+	return n
+}
+
+// LabelsString is labels as describe prints them: k=v, sorted, or <none>.
+func LabelsString(l map[string]string) string {
+	if len(l) == 0 {
+		return "<none>"
+	}
+	var kv []string
+	for k, v := range l {
+		kv = append(kv, k+"="+v)
+	}
+	slices.Sort(kv)
+	return strings.Join(kv, ",")
+}
+
+// OrNone is s, or <none> when empty, as kubectl prints a missing value.
+func OrNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
