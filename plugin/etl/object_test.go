@@ -49,8 +49,8 @@ func TestObjectSources(t *testing.T) {
 			wantErr: "error: pipeline md5>>upper is ready on no one node: md5 is on node-a, upper on node-b; see kubectl etl health\n",
 		},
 		"a stage that does not exist": {
-			args: "object md5>>nope photo.jpg -", files: photo, transforms: both, wantCode: 1,
-			wantErr: "error: transforms.etl.mlkube.io \"nope\" not found\n",
+			args: "object md5>>nope photo.jpg -", files: photo, transforms: both, wantCode: 3,
+			wantErr: "error: transforms.etl.mlkube.io \"nope\" not found; see what there is with 'kubectl etl list' (-A for all namespaces)\n",
 		},
 		"an empty stage": {
 			args: "object md5>> photo.jpg -", files: photo, wantCode: 1,

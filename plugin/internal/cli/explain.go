@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -54,9 +55,10 @@ func classify(err error) cause {
 	return causeOther
 }
 
-// explain adds to err what the user can do about it, for the plugin named plugin serving the API
-// groups groups. Errors of other groups (the metrics API, pods) get the generic hints only.
-func explain(err error, plugin string, groups []string) error {
+// explain adds to err what the user can do about it, for a plugin serving the API groups groups
+// whose command list (e.g. "kubectl etl runs list") lists what the failed command looks for.
+// Errors of other groups (the metrics API, pods) get the generic hints only.
+func explain(err error, list string, groups []string) error {
 	switch classify(err) {
 	case causeNotInstalled:
 		if ourGroup(err, groups) {
@@ -64,7 +66,7 @@ func explain(err error, plugin string, groups []string) error {
 		}
 	case causeNotFound:
 		if ourGroup(err, groups) {
-			return fmt.Errorf("%w; see what there is with 'kubectl %s list' (-A for all namespaces)", err, plugin)
+			return fmt.Errorf("%w; see what there is with '%s' (-A for all namespaces)", err, list)
 		}
 	case causeForbidden:
 		return fmt.Errorf("%w; ask an administrator for access, or choose another namespace with -n", err)
@@ -76,6 +78,17 @@ func explain(err error, plugin string, groups []string) error {
 		return fmt.Errorf("%w; no kubeconfig found: did you specify the right host or port? (set KUBECONFIG, --kubeconfig or --server)", err)
 	}
 	return err
+}
+
+// listCommand is the `list` nearest to cmd: a command's own group's (kubectl etl runs list for
+// kubectl etl runs delete), else its parent's, up to the plugin's own.
+func listCommand(cmd *cobra.Command) string {
+	for c := cmd; c != nil; c = c.Parent() {
+		if sub, _, err := c.Find([]string{"list"}); err == nil && sub != c && sub.Parent() == c {
+			return c.CommandPath() + " list"
+		}
+	}
+	return cmd.Root().CommandPath() + " list"
 }
 
 // ourGroup says whether err is about one of groups' resources: a hint naming the plugin's

@@ -215,7 +215,7 @@ func Execute(root *cobra.Command, args []string) int {
 		cmd = root
 	}
 	err = unknownCommand(cmd, withHelpTail(cmd, err))
-	err = explain(err, strings.TrimPrefix(root.DisplayName(), "kubectl "), strings.Split(root.Annotations[apiGroupsAnnotation], ","))
+	err = explain(err, listCommand(cmd), strings.Split(root.Annotations[apiGroupsAnnotation], ","))
 	root.PrintErrln("error: " + oneLine(err.Error()))
 	return exitCode(err)
 }
