@@ -16,6 +16,7 @@ import (
 
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/plugin/etl"
+	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
 
 // admin is a clientset of the API server as its admin, for what the etl scheme lacks (RBAC,
@@ -107,6 +108,7 @@ func TestDataPathServiceAccount(t *testing.T) {
 	noAgent := "error: no Ready data path agent in namespace mlkube-datapath; is mlkube deployed there?\n"
 	for _, step := range []struct {
 		name    string
+		code    int // 0: 1, failed
 		run     func() (string, string, int)
 		wantErr string
 	}{
@@ -128,17 +130,22 @@ func TestDataPathServiceAccount(t *testing.T) {
 			run: func() (string, string, int) {
 				return ed.Run(t, etl.NewRoot, t.TempDir(), "", "object", "md5", "etl:raw/a.txt", "-", "-n", ns, "--service-account", "loader")
 			},
+			code:    cli.ExitUnknown,
 			wantErr: "error: a data path token for ServiceAccount datapath-sa:loader: serviceaccounts \"loader\" not found (pass --service-account to use another)\n",
 		},
 		{
 			name:    "a viewer may not request its tokens",
 			run:     func() (string, string, int) { return vera.Run(t, etl.NewRoot, t.TempDir(), "", "ls", "-n", ns) },
-			wantErr: "error: a data path token for ServiceAccount datapath-sa:mlkube-cli: serviceaccounts \"mlkube-cli\" is forbidden: User \"vera\" cannot create resource \"serviceaccounts/token\" in API group \"\" in the namespace \"datapath-sa\" (pass --service-account to use another)\n",
+			code:    cli.ExitUnknown,
+			wantErr: "error: a data path token for ServiceAccount datapath-sa:mlkube-cli: serviceaccounts \"mlkube-cli\" is forbidden: User \"vera\" cannot create resource \"serviceaccounts/token\" in API group \"\" in the namespace \"datapath-sa\" (pass --service-account to use another); ask an administrator for access, or choose another namespace with -n\n",
 		},
 	} {
 		out, errOut, code := step.run()
-		if code != 1 || out != "" || errOut != step.wantErr {
-			t.Errorf("%s: exit %d, stdout %q\nstderr %q\nwant   %q", step.name, code, out, errOut, step.wantErr)
+		if step.code == 0 {
+			step.code = cli.ExitFailed
+		}
+		if code != step.code || out != "" || errOut != step.wantErr {
+			t.Errorf("%s: exit %d (want %d), stdout %q\nstderr %q\nwant   %q", step.name, code, step.code, out, errOut, step.wantErr)
 		}
 	}
 	sa, err := cs.CoreV1().ServiceAccounts(ns).Get(context.Background(), "mlkube-cli", metav1.GetOptions{})

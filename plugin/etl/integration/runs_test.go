@@ -93,8 +93,8 @@ func TestRuns(t *testing.T) {
 				}
 				return nil
 			}},
-		{args: []string{"runs", "wait", "r1"}, code: cli.ExitFailed,
-			wantErr: "error: transformruns.etl.mlkube.io \"r1\" not found\n"},
+		{args: []string{"runs", "wait", "r1"}, code: cli.ExitUnknown,
+			wantErr: "error: transformruns.etl.mlkube.io \"r1\" not found; see what there is with 'kubectl etl runs list' (-A for all namespaces)\n"},
 	} {
 		if step.before != nil {
 			if err := step.before(); err != nil {
