@@ -96,7 +96,8 @@ server=$!
 read -r port <"$work/port" || fail "the HTTP server for $archives did not start"
 index="$work/index"
 "$here/tree.sh" "$index"
-(cd "$index" && KREW_URL="http://127.0.0.1:$port" "$here/manifests.sh" "$version" "$(cd "$archives" && pwd)" plugins/*.yaml)
+sums=$(cd "$archives" && pwd) # before cd: ARCHIVE_DIR may be relative
+(cd "$index" && KREW_URL="http://127.0.0.1:$port" "$here/manifests.sh" "$version" "$sums" plugins/*.yaml)
 git -C "$index" init -q -b main
 git -C "$index" add -A
 git -C "$index" -c user.name=krew-check -c user.email=krew-check@localhost commit -q -m "the tree under test, plugins/ served from 127.0.0.1:$port"
