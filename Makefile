@@ -100,19 +100,21 @@ lint: ## gofmt, go vet, golangci-lint (.golangci.yml) and the manager's dependen
 
 ##@ krew
 
-# The release make krew stamps into the plugins and krew/*.yaml: the VERSION file at the root when
-# there is one.
+# The release make krew stamps into the plugins and plugins/*.yaml: the VERSION file at the root when
+# there is one. plugins/ at the root makes the repository a krew index: `kubectl krew index add
+# mlkube <repository URL>`, then `kubectl krew install mlkube/etl mlkube/mxjob`.
 KREW_VERSION ?= $(if $(wildcard VERSION),$(strip $(file < VERSION)),v0.1.0)
 KREW_ARCHIVES := _output/krew
 
 .PHONY: krew
-krew: ## kubectl-etl and kubectl-mxjob archives for linux and darwin on amd64 and arm64 into _output/krew, their sha256s into krew/*.yaml
+krew: ## kubectl-etl and kubectl-mxjob archives for linux, darwin and windows on amd64 and arm64 into _output/krew, their sha256s into plugins/*.yaml
 	hack/release/krew/archives.sh $(KREW_ARCHIVES) $(KREW_VERSION)
-	hack/release/krew/manifests.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
+	hack/release/krew/manifests.sh $(KREW_VERSION) $(KREW_ARCHIVES) plugins/*.yaml
 
 .PHONY: krew-check
-krew-check: ## krew's validator on krew/*.yaml, their sha256s against fresh archives, the real krew's install of each, the plugins run by kubectl
-	hack/release/krew/check.sh $(KREW_VERSION) $(KREW_ARCHIVES) krew/*.yaml
+krew-check: ## krew's validator on plugins/*.yaml, their sha256s against fresh archives, the real krew's install of each platform and from this repository as an index, the plugins run by kubectl, and `go install ...@VERSION` from a clean GOPATH
+	hack/release/krew/check.sh $(KREW_VERSION) $(KREW_ARCHIVES) plugins/*.yaml
+	hack/release/krew/go-install-check.sh $(KREW_VERSION)
 
 ##@ Release
 
@@ -122,7 +124,7 @@ krew-check: ## krew's validator on krew/*.yaml, their sha256s against fresh arch
 .PHONY: release
 release: ## every shipped image for linux/amd64 and linux/arm64 pushed to REGISTRY as VERSION; install.yaml pinned by digest, the chart's values.yaml, images.txt and the krew archives into _output/release/VERSION
 	@[ -n "$(REGISTRY)" ] || { echo "usage: make release REGISTRY=host/path VERSION=vX.Y.Z [RELEASE_INSECURE=1]"; exit 1; }
-	$(GO) run ./hack/release -registry "$(REGISTRY)" -version "$(VERSION)"
+	$(GO) run ./hack/release -registry "$(REGISTRY)" -version "$(VERSION)" -archives-url "$(ARCHIVES_URL)"
 
 ##@ Test
 

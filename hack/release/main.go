@@ -3,9 +3,11 @@
 // install.yaml with every image pinned by digest (the manager given its io shim and code runtime
 // images the same way), values.yaml (the Helm chart's values for the same pinned images),
 // images.txt (reference, digest and platforms of each pushed image), and krew/ (the plugins'
-// archives and krew manifests of VERSION). make release runs it:
+// archives, and krew manifests of VERSION whose uris name ARCHIVES_URL/<archive>, where the release
+// publishes krew/archives/). make release runs it:
 //
 //	make release REGISTRY=registry.example/mlkube VERSION=v0.2.0
+//	make release REGISTRY=registry.example/mlkube VERSION=v0.2.0 ARCHIVES_URL=https://downloads.example/mlkube/v0.2.0
 //	RELEASE_INSECURE=1 make release REGISTRY=127.0.0.1:5000/mlkube VERSION=v0.2.0  # plain HTTP
 //
 // The images are built without an engine (e2e/images), the Python runtime from Debian's packages
@@ -18,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -38,6 +41,9 @@ type config struct {
 	version  string
 	insecure bool
 	archs    []string
+	// archivesURL is where the release's krew archives are published: the krew manifests' uris
+	// are archivesURL/<archive>. Empty: the GitHub release of version (the manifests' own uris).
+	archivesURL string
 }
 
 func main() {
@@ -46,6 +52,7 @@ func main() {
 	flag.StringVar(&c.version, "version", "", "the release, vX.Y.Z: the images' tag, stamped into every binary")
 	flag.BoolVar(&c.insecure, "insecure", os.Getenv("RELEASE_INSECURE") == "1", "reach the registry over plain HTTP (default true when $RELEASE_INSECURE is 1)")
 	archs := flag.String("arch", "amd64,arm64", "comma-separated architectures of every image (linux)")
+	flag.StringVar(&c.archivesURL, "archives-url", os.Getenv("ARCHIVES_URL"), "http(s) URL the krew archives (krew/archives/*) are published under; the krew manifests' uris name it (default $ARCHIVES_URL, else "+githubReleases+"VERSION)")
 	flag.StringVar(&c.out, "out", "_output/release", "directory the release's files go into, under VERSION/")
 	flag.Parse()
 	c.archs = strings.Split(*archs, ",")
@@ -83,8 +90,18 @@ func (c config) check() error {
 			return fmt.Errorf("architecture %q: want amd64 or arm64", a)
 		}
 	}
+	if c.archivesURL != "" {
+		u, err := url.Parse(c.archivesURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("archives URL %q: want an http(s) URL with a host and no query, the directory the krew archives are published in (ARCHIVES_URL=https://host/path)", c.archivesURL)
+		}
+	}
 	return nil
 }
+
+// githubReleases is where a release's krew archives are when ARCHIVES_URL does not say: the
+// project's GitHub release of the version, the uris plugins/*.yaml carry.
+const githubReleases = "https://github.com/mlkube/mlkube/releases/download/"
 
 func (c config) nameOptions() []name.Option {
 	if c.insecure {
@@ -151,7 +168,7 @@ func run(ctx context.Context, c config) error {
 	if err := os.WriteFile(filepath.Join(stage, "values.yaml"), values, 0o644); err != nil {
 		return err
 	}
-	if err := krew(ctx, c.root, filepath.Join(stage, "krew"), c.version); err != nil {
+	if err := krew(ctx, c.root, filepath.Join(stage, "krew"), c.version, c.archivesURL); err != nil {
 		return err
 	}
 	if err := os.Chmod(stage, 0o755); err != nil {
@@ -179,16 +196,25 @@ func render(bundle []byte, version string, pushed []pushedImage) ([]byte, error)
 	return renderBundle(bundle, header, p, images.Manager.Ref, args)
 }
 
-// krew writes the plugins' archives of version into dir/archives and krew/*.yaml stamped with
-// them into dir, with the scripts make krew runs; the committed krew/*.yaml stay as they are.
-func krew(ctx context.Context, root, dir, version string) error {
+// krew writes the plugins' archives of version into dir/archives and plugins/*.yaml stamped with
+// them into dir, with the scripts make krew runs; the committed plugins/*.yaml stay as they are.
+func krew(ctx context.Context, root, dir, version, archivesURL string) error {
 	archives := filepath.Join(dir, "archives")
-	manifests, err := filepath.Glob(filepath.Join(root, "krew", "*.yaml"))
+	if err := script(ctx, root, nil, "archives.sh", archives, version); err != nil {
+		return err
+	}
+	return stampKrew(ctx, root, dir, version, archivesURL, archives)
+}
+
+// stampKrew writes plugins/*.yaml into dir with version, each uri archivesURL/<archive> (the GitHub
+// release of version when archivesURL is empty) and the sha256s of archives/SHA256SUMS.
+func stampKrew(ctx context.Context, root, dir, version, archivesURL, archives string) error {
+	manifests, err := filepath.Glob(filepath.Join(root, "plugins", "*.yaml"))
 	if err != nil {
 		return err
 	}
 	if len(manifests) == 0 {
-		return errors.New("no krew/*.yaml to stamp")
+		return errors.New("no plugins/*.yaml to stamp")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -205,15 +231,16 @@ func krew(ctx context.Context, root, dir, version string) error {
 		}
 		copies = append(copies, cp)
 	}
-	for _, cmd := range [][]string{
-		{filepath.Join(root, "hack/release/krew/archives.sh"), archives, version},
-		append([]string{filepath.Join(root, "hack/release/krew/manifests.sh"), version, archives}, copies...),
-	} {
-		c := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
-		c.Dir, c.Stdout, c.Stderr = root, os.Stderr, os.Stderr
-		if err := c.Run(); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Base(cmd[0]), err)
-		}
+	return script(ctx, root, []string{"KREW_URL=" + archivesURL}, "manifests.sh", append([]string{version, archives}, copies...)...)
+}
+
+// script runs hack/release/krew/name with args in root, env added to this process's.
+func script(ctx context.Context, root string, env []string, name string, args ...string) error {
+	c := exec.CommandContext(ctx, filepath.Join(root, "hack/release/krew", name), args...)
+	c.Dir, c.Stdout, c.Stderr = root, os.Stderr, os.Stderr
+	c.Env = append(os.Environ(), env...)
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

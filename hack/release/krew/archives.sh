@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the krew archives of kubectl-etl and kubectl-mxjob for every platform krew/*.yaml offers:
-# OUTDIR/kubectl-<plugin>_<os>_<arch>.tar.gz holding the binary and the repository's LICENSE, and
-# OUTDIR/SHA256SUMS. The archives are byte-for-byte reproducible, so the sha256s written into
-# krew/*.yaml by `make krew` stay valid until the plugins' sources change:
+# Builds the krew archives of kubectl-etl and kubectl-mxjob for every platform plugins/*.yaml offers:
+# OUTDIR/kubectl-<plugin>_<os>_<arch>.tar.gz holding the binary (kubectl-<plugin>.exe on windows,
+# the name the manifests' bin gives there) and the repository's LICENSE, and OUTDIR/SHA256SUMS. A
+# tar.gz on windows too: krew unpacks it on every platform, and one format keeps one reproducible
+# recipe. The archives are byte-for-byte reproducible, so the sha256s written into plugins/*.yaml by
+# `make krew` stay valid until the plugins' sources change:
 #   - the binaries: CGO_ENABLED=0, -trimpath, -buildvcs=false (no commit or dirty flag stamped),
 #     fixed ldflags, default GOAMD64/GOARM64, and the Go release hack/build/krew/go.mod's toolchain line
 #     names (GOTOOLCHAIN; a machine with another Go fetches that one from the module proxy);
@@ -14,7 +16,7 @@ set -euo pipefail
 out=$1 version=$2
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 plugins=(etl mxjob)
-platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
+platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
 [[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
   { echo "krew: version $version is not semver with a leading v (e.g. v0.1.0)" >&2; exit 1; }
 [ -f "$root/LICENSE" ] || { echo "krew: $root/LICENSE is missing; the archives must carry it" >&2; exit 1; }
@@ -27,7 +29,8 @@ trap 'rm -rf "$stage"' EXIT
 
 # One platform: both binaries in one go build (shared compilation), then one archive per plugin.
 build_platform() {
-  local os=${1%/*} arch=${1#*/} dir p name
+  local os=${1%/*} arch=${1#*/} dir p name exe=""
+  [ "$os" = windows ] && exe=.exe
   dir="$stage/$os-$arch"
   mkdir -p "$dir"
   (cd "$root" && env GOTOOLCHAIN="$toolchain" GOFLAGS= GOOS="$os" GOARCH="$arch" GOAMD64=v1 GOARM64=v8.0 \
@@ -37,8 +40,8 @@ build_platform() {
   install -m 0644 "$root/LICENSE" "$dir/LICENSE"
   for p in "${plugins[@]}"; do
     name="kubectl-${p}_${os}_${arch}.tar.gz"
-    chmod 0755 "$dir/kubectl-$p"
-    tar -C "$dir" --format=gnu --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - LICENSE "kubectl-$p" |
+    chmod 0755 "$dir/kubectl-$p$exe"
+    tar -C "$dir" --format=gnu --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - LICENSE "kubectl-$p$exe" |
       gzip -n -6 >"$stage/$name"
   done
 }

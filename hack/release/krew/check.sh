@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make krew-check`: proves krew/*.yaml install as krew installs them.
+# `make krew-check`: proves plugins/*.yaml install as krew installs them, from this repository as a
+# custom krew index.
 #  1. builds the archives (hack/release/krew/archives.sh) into ARCHIVE_DIR;
 #  2. runs krew's own validator, validate-krew-manifest (what krew-index's CI runs), on each
 #     manifest: apiVersion and kind, name = file name, semver version with a leading v, a one-line
@@ -9,9 +10,16 @@
 #     (the archives are reproducible, so a difference means `make krew` was not rerun and committed);
 #  4. installs every platform of each manifest with the real krew (`krew install --manifest
 #     --archive`, KREW_OS/KREW_ARCH selecting the platform) into a temporary KREW_ROOT, which
-#     verifies the archive's sha256, extracts it and links bin; then finds LICENSE installed;
-#  5. on this machine's platform, runs `kubectl etl --help` and `kubectl mxjob --help` through
-#     kubectl's plugin discovery, with only $KREW_ROOT/bin and the system directories on PATH.
+#     verifies the archive's sha256, extracts it and links bin (kubectl-<plugin>.exe on windows);
+#     then finds LICENSE installed;
+#  5. serves the archives over HTTP on loopback, commits the working tree (hack/release/krew/tree.sh)
+#     into a temporary git repository with its plugins/*.yaml pointing at that server (KREW_URL, as
+#     a release's ARCHIVES_URL points them at its own), and on a fresh KREW_ROOT runs what a user
+#     runs: `kubectl krew index add mlkube <repository>`, `kubectl krew install mlkube/etl
+#     mlkube/mxjob`; the installed binaries must report VERSION;
+#  6. on this machine's platform, runs `kubectl etl --help`, `kubectl mxjob --help` and `version
+#     --client` through kubectl's plugin discovery, with only that KREW_ROOT's bin and the system
+#     directories on PATH.
 # Every failure names the manifest, the platform where there is one, and the rule.
 #
 # usage: hack/release/krew/check.sh VERSION ARCHIVE_DIR MANIFEST...
@@ -21,14 +29,15 @@ version=$1 archives=$2
 shift 2
 manifests=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
-platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
+platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
 
 tools=$("$here/../../build/pinned.sh" krew)
 kubectl="$("$here/../../build/pinned.sh" kube kubectl)/kubectl"
 "$here/archives.sh" "$archives" "$version"
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+server=""
+trap '[ -z "$server" ] || kill "$server"; rm -rf "$work"' EXIT
 fail() { echo "krew-check: $*" >&2; exit 1; }
 
 # 2. krew's validator. It logs through klog and ends with a fatal line (and goroutine dump): show
@@ -47,7 +56,7 @@ for m in "${manifests[@]}"; do
   mkdir -p "$work/fresh" && cp "$m" "$fresh"
   "$here/manifests.sh" "$version" "$archives" "$fresh"
   if ! d=$(diff -u --label "$m" --label "$m (make krew)" "$m" "$fresh"); then
-    fail "$m: version, uri or sha256 is not that of the archives make krew builds now (the plugins changed since krew/ was written); run 'make krew' and commit krew/:
+    fail "$m: version, uri or sha256 is not that of the archives make krew builds now (the plugins changed since plugins/ was written); run 'make krew' and commit plugins/:
 $d"
   fi
 done
@@ -55,7 +64,8 @@ echo "krew-check: ${manifests[*]} carry version $version and the sha256s of $arc
 
 # 4. Install every platform with the real krew.
 for pl in "${platforms[@]}"; do
-  os=${pl%/*} arch=${pl#*/}
+  os=${pl%/*} arch=${pl#*/} exe=""
+  [ "$os" = windows ] && exe=.exe
   root="$work/krew-$os-$arch"
   for m in "${manifests[@]}"; do
     name=$(basename "$m" .yaml)
@@ -66,15 +76,49 @@ $out"
     fi
     [ -f "$root/store/$name/$version/LICENSE" ] ||
       fail "$m: $pl: no LICENSE installed from $archive (krew-index requires a license file in the archive)"
-    [ -x "$root/bin/kubectl-$name" ] || fail "$m: $pl: krew did not link an executable $root/bin/kubectl-$name"
+    [ -x "$root/bin/kubectl-$name$exe" ] || fail "$m: $pl: krew did not link an executable $root/bin/kubectl-$name$exe"
   done
 done
 echo "krew-check: krew installs ${manifests[*]} on ${platforms[*]}, each with its LICENSE"
 
-# 5. kubectl finds the installed plugins and runs them. Only this machine's platform can run.
+# 5. This repository as a custom krew index, the archives served over HTTP as a release serves them.
+# The server prints its port, chosen by the kernel, once it listens: reading it is the wait.
+mkfifo "$work/port"
+python3 -c '
+import functools, http.server, sys
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=sys.argv[1]))
+print(s.server_address[1], flush=True)
+sys.stdout.close()
+s.serve_forever()' "$archives" >"$work/port" &
+server=$!
+read -r port <"$work/port" || fail "the HTTP server for $archives did not start"
+index="$work/index"
+"$here/tree.sh" "$index"
+sums=$(cd "$archives" && pwd) # before cd: ARCHIVE_DIR may be relative
+(cd "$index" && KREW_URL="http://127.0.0.1:$port" "$here/manifests.sh" "$version" "$sums" plugins/*.yaml)
+git -C "$index" init -q -b main
+git -C "$index" add -A
+git -C "$index" -c user.name=krew-check -c user.email=krew-check@localhost commit -q -m "the tree under test, plugins/ served from 127.0.0.1:$port"
 host="$(go env GOOS)/$(go env GOARCH)"
-root="$work/krew-${host/\//-}"
-[ -d "$root" ] || fail "this machine ($host) is none of the platforms krew/ offers: ${platforms[*]}"
+root="$work/krew-index"
+krew() { KREW_ROOT=$root KREW_NO_UPGRADE_CHECK=1 "$tools/krew" "$@" </dev/null 2>&1; }
+out=$(krew index add mlkube "file://$index") || fail "kubectl krew index add mlkube file://$index refuses the repository as an index:
+$out"
+names=()
+for m in "${manifests[@]}"; do names+=("mlkube/$(basename "$m" .yaml)"); done
+out=$(krew install "${names[@]}") || fail "kubectl krew install ${names[*]} from the repository as an index failed ($host):
+$out"
+for m in "${manifests[@]}"; do
+  name=$(basename "$m" .yaml)
+  out=$("$root/bin/kubectl-$name" version --client 2>&1) || fail "$m: $root/bin/kubectl-$name version --client failed: $out"
+  grep -q -- "$version" <<<"$out" || fail "$m: $root/bin/kubectl-$name version --client does not report $version: $out"
+done
+echo "krew-check: krew index add mlkube <this repository>; krew install ${names[*]} ($host) from http://127.0.0.1:$port; both report $version"
+
+# 6. kubectl finds the plugins krew installed from the index and runs them.
+[[ " ${platforms[*]} " == *" $host "* ]] || fail "this machine ($host) is none of the platforms plugins/ offers: ${platforms[*]}"
 run_kubectl() {
   env -i HOME="$work/home" PATH="$root/bin:/usr/local/bin:/usr/bin:/bin" KUBECONFIG="$work/no-kubeconfig" "$kubectl" "$@" </dev/null
 }
