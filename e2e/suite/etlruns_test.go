@@ -47,7 +47,7 @@ func TestTransformRunWithThePluginAlone(t *testing.T) {
 	s.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/slow --timeout=5m", "condition met")
 	s.do(ns, "etl cp ./data etl:raw/")
 
-	s.do(ns, "etl run slow --src raw --dst out --run-name r1 --continue-on-error --workers 1", "transformrun.etl.mlkube.io/r1 created")
+	s.do(ns, "etl run slow --src raw --dst out --run-name r1 --continue-on-error --workers-per-node 1", "transformrun.etl.mlkube.io/r1 created")
 	s.do(ns, "etl runs wait r1 --for Running --timeout 3m", "transformrun.etl.mlkube.io/r1 Running")
 	s.do(ns, "etl runs suspend r1", "transformrun.etl.mlkube.io/r1 suspended")
 	s.do(ns, "etl runs wait r1 --for Suspended --timeout 3m", "transformrun.etl.mlkube.io/r1 Suspended")

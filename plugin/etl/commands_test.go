@@ -275,9 +275,15 @@ func TestInit(t *testing.T) {
 	pod := writeFile(t, "pod.yaml", aisPod)
 	specs := aisSpecServer(t)
 	runCases(t, map[string]testCase{
+		"code, the chunk size under its first name": {
+			args: []string{"init", "code", "--name", "upper", "--runtime", "python3.11", "--from-file", src,
+				"--chunk-size", "4096", "--dry-run=client", "-o", "jsonpath={.spec.code.chunkSize}"},
+			wantOut: "4096",
+			wantErr: "Flag --chunk-size is now --stream-chunk-size (in get and list, --chunk-size pages lists)\n",
+		},
 		"code, client dry run as YAML": {
 			args: []string{"init", "code", "--name", "upper", "--runtime", "python3.11", "--from-file", src, "--deps-file", deps,
-				"--chunk-size", "4096", "--comm-type", "io", "--object-timeout", "30s", "--dry-run=client", "-o", "yaml"},
+				"--stream-chunk-size", "4096", "--comm-type", "io", "--object-timeout", "30s", "--dry-run=client", "-o", "yaml"},
 			wantOut: `apiVersion: etl.mlkube.io/v1alpha1
 kind: Transform
 metadata:
@@ -441,7 +447,7 @@ func TestRun(t *testing.T) {
 	failed.Conditions = []metav1.Condition{{Type: "Failed", Status: "True", Reason: "ObjectsFailed", Message: "1 of 4 objects failed"}}
 	runCases(t, map[string]testCase{
 		"create": {
-			args:    []string{"run", "md5", "--src", "raw", "--dst", "out", "--run-name", "r1", "--workers", "8", "--continue-on-error"},
+			args:    []string{"run", "md5", "--src", "raw", "--dst", "out", "--run-name", "r1", "--workers-per-node", "8", "--continue-on-error"},
 			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
 		},
 		"wait until it succeeds, plain lines off a terminal": {
@@ -466,9 +472,14 @@ func TestRun(t *testing.T) {
 				"node-a   raw/x    500    60s   boom\n" +
 				"error: TransformRun r1 failed: 1 of 4 objects failed; every failed object: kubectl etl runs errors r1\n",
 		},
+		"--workers, the flag's first name, still works and says which to use": {
+			args:    []string{"run", "md5", "--src", "raw", "--dst", "out", "--run-name", "r1", "--workers", "8"},
+			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
+			wantErr: "Flag --workers is now --workers-per-node (in kubectl mxjob, --workers counts worker replicas)\n",
+		},
 		"workers out of range": {
-			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--workers", "0"}, wantCode: 1,
-			wantErr: "error: --workers must be between 1 and 64; see 'kubectl etl run --help'\n",
+			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--workers-per-node", "0"}, wantCode: 1,
+			wantErr: "error: --workers-per-node must be between 1 and 64; see 'kubectl etl run --help'\n",
 		},
 	})
 }

@@ -198,7 +198,9 @@ func newInitCodeCommand(env *cli.Env) *cobra.Command {
 	o := newInitOptions(env)
 	var name, source, deps string
 	code := Code{}
+	var cmd *cobra.Command
 	o.build = func(_ context.Context, ns string, c Common) ([]*aisspec.Conversion, error) {
+		cli.WarnOldFlagName(cmd, "chunk-size", "stream-chunk-size", "in get and list, --chunk-size pages lists")
 		src, err := readFile(source, env.In)
 		if err != nil {
 			return nil, err
@@ -217,7 +219,7 @@ func newInitCodeCommand(env *cli.Env) *cobra.Command {
 		}
 		return []*aisspec.Conversion{{Transform: t}}, nil
 	}
-	cmd := &cobra.Command{
+	cmd = &cobra.Command{
 		Use:   "code --name NAME --runtime RUNTIME --from-file FILE",
 		Short: "Create a Transform from source code, run by one of mlkube's runtime images",
 		Long: fmt.Sprintf(`Create a Transform of the code form: the source defines a function (transform by default)
@@ -232,7 +234,7 @@ etl_args), transform(data, *rest), or keyword-only path and etl_args. Runtimes: 
 
   # With pip requirements, another function name, and objects in 1 MiB chunks
   kubectl etl init code --name resize --runtime python3.11 --from-file resize.py \
-    --deps-file requirements.txt --function resize --chunk-size 1048576`,
+    --deps-file requirements.txt --function resize --stream-chunk-size 1048576`,
 		Args: cli.ExactArgs(),
 		RunE: cli.RunE(o),
 	}
@@ -242,7 +244,11 @@ etl_args), transform(data, *rest), or keyword-only path and etl_args. Runtimes: 
 	fs.StringVar(&source, "from-file", "", `The source file, or "-" for stdin.`)
 	fs.StringVar(&deps, "deps-file", "", "A requirements file installed before the code runs.")
 	fs.StringVar(&code.Function, "function", "", fmt.Sprintf("The function called per object (default %q).", v1alpha1.DefaultFunction))
-	fs.Int64Var(&code.ChunkSize, "chunk-size", 0, "Stream objects in chunks of this many bytes; 0 passes whole objects.")
+	fs.Int64Var(&code.ChunkSize, "stream-chunk-size", 0, "Stream objects in chunks of this many bytes; 0 passes whole objects (spec.code.chunkSize).")
+	// --chunk-size was this flag's first name; in the listing commands it pages lists, and a flag
+	// name means one thing across both plugins.
+	fs.Int64Var(&code.ChunkSize, "chunk-size", 0, "")
+	cli.OldFlagName(cmd, "chunk-size")
 	for _, f := range []string{"name", "runtime", "from-file"} {
 		_ = cmd.MarkFlagRequired(f)
 	}

@@ -85,7 +85,11 @@ resume, delete, errors).`,
 	fs.BoolVar(&spec.ContinueOnError, "continue-on-error", false, "Go on after a failed object; by default the first failure fails the run.")
 	fs.BoolVar(&spec.Suspend, "suspend", false, "Create the run suspended: no node starts until kubectl etl runs resume NAME (spec.suspend).")
 	fs.BoolVar(&spec.Overwrite, "overwrite", false, "Replace destination objects that exist; by default such an object fails.")
-	fs.Int32Var(&o.workers, "workers", 0, fmt.Sprintf("Objects each node transforms at once (default %d, at most %d).", v1alpha1.DefaultRunWorkersPerNode, v1alpha1.MaxRunWorkersPerNode))
+	fs.Int32Var(&o.workers, "workers-per-node", 0, fmt.Sprintf("Objects each node transforms at once (default %d, at most %d; spec.workersPerNode).", v1alpha1.DefaultRunWorkersPerNode, v1alpha1.MaxRunWorkersPerNode))
+	// --workers was this flag's first name; in kubectl mxjob it counts worker replicas, and a flag
+	// name means one thing across both plugins.
+	fs.Int32Var(&o.workers, "workers", 0, "")
+	cli.OldFlagName(cmd, "workers")
 	fs.BoolVar(&o.wait, "wait", false, "Follow the run until it ends; exit 1 if it failed, 2 if --timeout passed.")
 	fs.DurationVar(&o.timeout, "timeout", 0, "With --wait or --plan, give up waiting after this long (exit 2; the run goes on); 0 waits forever.")
 	fs.BoolVar(&o.plan, "plan", false, "Count the objects and bytes each node would transform (a run with spec.dryRun), write nothing, print them.")
@@ -108,7 +112,8 @@ func (o *runOptions) Complete(cmd *cobra.Command, args []string) error {
 		// A pipeline's separator cannot be in a name.
 		o.run.GenerateName = strings.ReplaceAll(args[0], wire.PipelineSeparator, "-") + "-"
 	}
-	if cmd.Flags().Changed("workers") {
+	cli.WarnOldFlagName(cmd, "workers", "workers-per-node", "in kubectl mxjob, --workers counts worker replicas")
+	if cmd.Flags().Changed("workers-per-node") || cmd.Flags().Changed("workers") {
 		o.run.Spec.WorkersPerNode = &o.workers
 	}
 	if cmd.Flags().Changed("ttl") {
@@ -158,7 +163,7 @@ func (o *runOptions) Validate() error {
 	case len(o.list) > v1alpha1.MaxRunObjects:
 		return cli.UsageError(o.cmd, "--list names %d objects; at most %d are allowed", len(o.list), v1alpha1.MaxRunObjects)
 	case spec.WorkersPerNode != nil && (o.workers < 1 || o.workers > v1alpha1.MaxRunWorkersPerNode):
-		return cli.UsageError(o.cmd, "--workers must be between 1 and %d", v1alpha1.MaxRunWorkersPerNode)
+		return cli.UsageError(o.cmd, "--workers-per-node must be between 1 and %d", v1alpha1.MaxRunWorkersPerNode)
 	case o.ttl < 0 || o.ttl%time.Second != 0 || o.ttl > v1alpha1.MaxRunTTLSeconds*time.Second:
 		return cli.UsageError(o.cmd, "--ttl must be whole seconds between 0 and %s, not %s", time.Duration(v1alpha1.MaxRunTTLSeconds)*time.Second, o.ttl)
 	case o.ext != "" && (spec.Source.Extension == "." || spec.Destination.ToExtension == "."):

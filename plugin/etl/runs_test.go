@@ -109,7 +109,7 @@ func TestRunCreate(t *testing.T) {
 	runRunsCases(t, "", map[string]runsCase{
 		"every spec field, client dry run as YAML": {testCase: testCase{
 			args: []string{"run", "to-wav", "--template", "audio/clip-{0..2}.flac", "--ext", "{flac:wav}", "--dst", "wav",
-				"--node-selector", "disk=ssd", "--ttl", "1h", "--overwrite", "--suspend", "--continue-on-error", "--workers", "2", "--args", "16k",
+				"--node-selector", "disk=ssd", "--ttl", "1h", "--overwrite", "--suspend", "--continue-on-error", "--workers-per-node", "2", "--args", "16k",
 				"--run-name", "w1", "--dry-run=client", "-o", "yaml"},
 			wantOut: "apiVersion: etl.mlkube.io/v1alpha1\nkind: TransformRun\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  args: 16k\n  continueOnError: true\n  destination:\n    prefix: wav\n    toExtension: .wav\n  nodeSelector:\n    disk: ssd\n  overwrite: true\n  source:\n    extension: .flac\n    template: audio/clip-{0..2}.flac\n  suspend: true\n  transform: to-wav\n  ttlSecondsAfterFinished: 3600\n  workersPerNode: 2\nstatus:\n  totals: {}\n"}},
 		"a list of objects, server dry run": {testCase: testCase{

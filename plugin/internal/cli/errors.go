@@ -96,3 +96,17 @@ func MinArgs(name string) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// OldFlagName keeps a flag's first name working, hidden from the help, after it was renamed so
+// that a flag name means one thing across both plugins. WarnOldFlagName says so on stderr; pflag's
+// own deprecation notice would go to stdout, into whatever -o prints.
+func OldFlagName(cmd *cobra.Command, old string) {
+	_ = cmd.Flags().MarkHidden(old)
+}
+
+// WarnOldFlagName tells the user of old to use now instead, saying why.
+func WarnOldFlagName(cmd *cobra.Command, old, now, why string) {
+	if cmd.Flags().Changed(old) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "Flag --%s is now --%s (%s)\n", old, now, why)
+	}
+}
