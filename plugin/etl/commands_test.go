@@ -477,6 +477,19 @@ func TestRun(t *testing.T) {
 			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
 			wantErr: "Flag --workers is now --workers-per-node (in kubectl mxjob, --workers counts worker replicas)\n",
 		},
+		"--args a code function cannot take: refused before the run exists": {
+			args: []string{"run", "upper", "--src", "raw", "--dst", "out", "--run-name", "r1", "--args", "x"}, objs: []client.Object{codeTransform("upper", "def transform(data):\n    return data.upper()\n")}, wantCode: 1,
+			wantErr: "error: --args cannot reach Transform upper: its function transform() takes no etl_args parameter, so the runtime would drop them; define it as transform(data, path, etl_args) (or give it a keyword-only etl_args) and create the Transform again, or leave out --args\n",
+		},
+		"--args a code function takes": {
+			args: []string{"run", "upper", "--src", "raw", "--dst", "out", "--run-name", "r1", "--args", "x"}, objs: []client.Object{codeTransform("upper", "def transform(data, path, etl_args):\n    return data\n")},
+			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
+		},
+		"--args through a pipeline where one stage takes them": {
+			args: []string{"run", "upper>>keep", "--src", "raw", "--dst", "out", "--run-name", "r1", "--args", "x"},
+			objs: []client.Object{codeTransform("upper", "def transform(data):\n    return data\n"), codeTransform("keep", "def transform(data, *rest):\n    return data\n")},
+			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
+		},
 		"workers out of range": {
 			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--workers-per-node", "0"}, wantCode: 1,
 			wantErr: "error: --workers-per-node must be between 1 and 64; see 'kubectl etl run --help'\n",
@@ -495,4 +508,12 @@ func TestCompletion(t *testing.T) {
 			wantOut: "node-a\nnode-b\n:4\n", wantErr: "Completion ended with directive: ShellCompDirectiveNoFileComp\n",
 		},
 	})
+}
+
+// codeTransform is a Python code Transform of source, in namespace default.
+func codeTransform(name, source string) *v1alpha1.Transform {
+	return &v1alpha1.Transform{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       v1alpha1.TransformSpec{Code: &v1alpha1.CodeSpec{Runtime: "python3.11", Source: source}},
+	}
 }

@@ -309,6 +309,9 @@ func (o *objectOptions) objectNameOf() string {
 
 func (o *objectOptions) Run(ctx context.Context) error {
 	if o.stored != "" {
+		if err := checkArgsReach(ctx, o.env, o.pipeline, o.args); err != nil {
+			return err
+		}
 		c, forwarder, stop, err := openObjects(ctx, o.env, o.dataPath, o.serviceAccount)
 		if err != nil {
 			return err
@@ -325,6 +328,11 @@ func (o *objectOptions) Run(ctx context.Context) error {
 			return err
 		}
 		ts = append(ts, t)
+	}
+	if o.args != "" {
+		if err := argsReachAny(ts); err != nil {
+			return err
+		}
 	}
 	node, err := readyNode(o.pipeline, ts, o.node)
 	if err != nil {

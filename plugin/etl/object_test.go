@@ -56,6 +56,15 @@ func TestObjectSources(t *testing.T) {
 			args: "object md5>> photo.jpg -", files: photo, wantCode: 1,
 			wantErr: "error: NAME \"md5>>\" has an empty stage; see 'kubectl etl object --help'\n",
 		},
+		"args a code function cannot take": {
+			args: "object upper photo.jpg - --args x", files: photo, wantCode: 1,
+			transforms: []client.Object{func() client.Object {
+				t := codeTransform("upper", "def transform(data):\n    return data.upper()\n")
+				t.Status = readyOn("upper", "node-a").Status
+				return t
+			}()},
+			wantErr: "error: --args cannot reach Transform upper: its function transform() takes no etl_args parameter, so the runtime would drop them; define it as transform(data, path, etl_args) (or give it a keyword-only etl_args) and create the Transform again, or leave out --args\n",
+		},
 		"args": {
 			args: "object md5 photo.jpg - --args hex", files: photo, transforms: both,
 			wantOut: "PUT md5(hex) photo.jpg: meow",

@@ -186,6 +186,11 @@ func (o *runOptions) Validate() error {
 var runOutputs = []string{"json", "yaml", "name"}
 
 func (o *runOptions) Run(ctx context.Context) error {
+	if o.dryRun != "client" {
+		if err := checkArgsReach(ctx, o.env, o.run.Spec.Transform, o.run.Spec.Args); err != nil {
+			return err
+		}
+	}
 	var created *v1alpha1.TransformRun
 	err := cli.CreateEach(ctx, o.env, o.dryRun, []*v1alpha1.TransformRun{&o.run},
 		func(r *v1alpha1.TransformRun, err error) error {
