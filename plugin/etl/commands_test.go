@@ -486,8 +486,8 @@ func TestRun(t *testing.T) {
 			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
 		},
 		"--args through a pipeline where one stage takes them": {
-			args: []string{"run", "upper>>keep", "--src", "raw", "--dst", "out", "--run-name", "r1", "--args", "x"},
-			objs: []client.Object{codeTransform("upper", "def transform(data):\n    return data\n"), codeTransform("keep", "def transform(data, *rest):\n    return data\n")},
+			args:    []string{"run", "upper>>keep", "--src", "raw", "--dst", "out", "--run-name", "r1", "--args", "x"},
+			objs:    []client.Object{codeTransform("upper", "def transform(data):\n    return data\n"), codeTransform("keep", "def transform(data, *rest):\n    return data\n")},
 			wantOut: "transformrun.etl.mlkube.io/r1 created\n",
 		},
 		"workers out of range": {
