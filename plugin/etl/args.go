@@ -32,13 +32,21 @@ func checkArgsReach(ctx context.Context, env *cli.Env, pipeline, args string) er
 	if args == "" {
 		return nil
 	}
+	if ts, ok := readStages(ctx, env, pipeline); ok {
+		return argsReachAny(ts)
+	}
+	return nil
+}
+
+// readStages reads every stage of pipeline, or says it could not.
+func readStages(ctx context.Context, env *cli.Env, pipeline string) ([]*v1alpha1.Transform, bool) {
 	var ts []*v1alpha1.Transform
 	for _, name := range wire.SplitPipeline(pipeline) {
 		t, err := getTransform(ctx, env, name)
 		if err != nil {
-			return nil
+			return nil, false
 		}
 		ts = append(ts, t)
 	}
-	return argsReachAny(ts)
+	return ts, true
 }
