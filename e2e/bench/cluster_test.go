@@ -83,10 +83,15 @@ func TestDataPathOnTheCluster(t *testing.T) {
 
 	ns := "bench-" + strconv.FormatInt(time.Now().Unix(), 36)
 	k8s.CreateTemporary(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	// The load generator pods present their own token (default's); kubectl etl cp acts as
+	// mlkube-cli, which it creates on first use.
 	k8s.MustCreate(t, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "datapath", Namespace: ns},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mlkube-datapath-user"},
+		Subjects: []rbacv1.Subject{
+			{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns},
+			{Kind: rbacv1.ServiceAccountKind, Name: "mlkube-cli", Namespace: ns},
+		},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mlkube-datapath-user"},
 	})
 	nodes := readyNodes(t, k8s)
 	node := nodes[0]
