@@ -122,6 +122,9 @@ func readAnswer(br *bufio.Reader, key string) error {
 	if err := bufferHead(br); err != nil {
 		return err
 	}
+	if err := checkStatusLine(br); err != nil {
+		return err
+	}
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
 	if err != nil {
 		return err
@@ -171,6 +174,32 @@ func bufferHead(br *bufio.Reader) error {
 			return err
 		}
 	}
+}
+
+// checkStatusLine refuses an answer whose buffered head does not begin with "HTTP/1.x NNN":
+// net/http would quote a malformed status line whole in its error (%q, up to four bytes a byte),
+// an allocation many times the head's bound; this error quotes a short prefix only.
+func checkStatusLine(br *bufio.Reader) error {
+	head, _ := br.Peek(br.Buffered()) // what is buffered: never fails
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if validStatusLine(line) {
+		return nil
+	}
+	return fmt.Errorf("ws handshake: the server's answer does not begin with an HTTP/1.x status line: %q", line[:min(len(line), 32)])
+}
+
+// validStatusLine: "HTTP/1.", a digit, a space, three digits, then the end or a space.
+func validStatusLine(line []byte) bool {
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return false
+	}
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(line) == 12 || line[12] == ' '
 }
 
 func handshakeFailed(ctx context.Context, err error) error {
