@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -100,80 +98,11 @@ func runWaitVerdict(r *v1alpha1.TransformRun, want []string) (bool, error) {
 	return true, &cli.ExitError{Code: cli.ExitFailed, Err: errors.New(msg)}
 }
 
-// namedRunsOptions are the runs a command acts on: names, or --all of the namespace.
-type namedRunsOptions struct {
-	env            *cli.Env
-	cmd            *cobra.Command
-	names          []string
-	all            bool
-	ignoreNotFound bool
-	// act is done to each run; it returns the line to print.
-	act func(context.Context, client.Client, *v1alpha1.TransformRun) (string, error)
-}
-
-func newNamedRunsCommand(env *cli.Env, cmd *cobra.Command, act func(context.Context, client.Client, *v1alpha1.TransformRun) (string, error)) (*cobra.Command, *namedRunsOptions) {
-	o := &namedRunsOptions{env: env, act: act}
-	cmd.ValidArgsFunction = completeRuns(env)
-	cmd.RunE = cli.RunE(o)
-	cmd.Flags().BoolVar(&o.all, "all", false, "Act on every TransformRun of the namespace.")
-	return cmd, o
-}
-
-func (o *namedRunsOptions) Complete(cmd *cobra.Command, args []string) error {
-	o.cmd, o.names = cmd, args
-	return nil
-}
-
-func (o *namedRunsOptions) Validate() error {
-	switch {
-	case o.all && len(o.names) > 0:
-		return cli.UsageError(o.cmd, "name runs or pass --all, not both")
-	case !o.all && len(o.names) == 0:
-		return cli.UsageError(o.cmd, "NAME is required (or --all)")
-	}
-	return nil
-}
-
-// Run acts on every run named, or all of the namespace, going on past failures so that one
-// missing name does not leave the others undone; the failures are joined.
-func (o *namedRunsOptions) Run(ctx context.Context) error {
-	c, err := o.env.Clients.Client()
-	if err != nil {
-		return err
-	}
-	ns, _, err := o.env.Clients.Namespace()
-	if err != nil {
-		return err
-	}
-	var targets []*v1alpha1.TransformRun
-	if o.all {
-		var list v1alpha1.TransformRunList
-		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for i := range list.Items {
-			targets = append(targets, &list.Items[i])
-		}
-		if len(targets) == 0 {
-			fmt.Fprintf(o.env.ErrOut, "No transformruns found in namespace %s.\n", ns)
-		}
-	} else {
-		for _, name := range o.names {
-			targets = append(targets, &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-		}
-	}
-	var errs []error
-	for _, r := range targets {
-		what, err := o.act(ctx, c, r)
-		switch {
-		case apierrors.IsNotFound(err) && o.ignoreNotFound:
-		case err != nil:
-			errs = append(errs, err)
-		default:
-			fmt.Fprintln(o.env.Out, what)
-		}
-	}
-	return errors.Join(errs...)
+// newNamedRunsCommand makes cmd act on the runs named, or --all of the namespace, each with act,
+// which returns the line to print.
+func newNamedRunsCommand(env *cli.Env, cmd *cobra.Command, act func(context.Context, client.Client, *v1alpha1.TransformRun) (string, error)) (*cobra.Command, *cli.Named[*v1alpha1.TransformRun]) {
+	o := &cli.Named[*v1alpha1.TransformRun]{Env: env, Resource: transformRuns, Noun: "runs", Act: act}
+	return o.Bind(cmd, "Act on every TransformRun of the namespace."), o
 }
 
 // newRunsSuspendCommand is suspend (suspend true) or resume: both set spec.suspend, the one field
@@ -223,6 +152,6 @@ func newRunsDeleteCommand(env *cli.Env) *cobra.Command {
 	}, func(ctx context.Context, c client.Client, r *v1alpha1.TransformRun) (string, error) {
 		return fmt.Sprintf("transformrun.etl.mlkube.io %q deleted", r.Name), c.Delete(ctx, r)
 	})
-	cmd.Flags().BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "Treat a run that does not exist as deleted.")
+	cmd.Flags().BoolVar(&o.IgnoreNotFound, "ignore-not-found", false, "Treat a run that does not exist as deleted.")
 	return cmd
 }
