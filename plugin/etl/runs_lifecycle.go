@@ -30,15 +30,8 @@ not the run.`,
 		return followRun(ctx, o.env, newRunWatch(o.env, o.c, o.ns, o.name, timeout, "finished"))
 	})
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "Give up after this long (exit 2; the run goes on); 0 follows it to the end.")
-	o.check = func(o *oneRunOptions) error { return nonNegative(o.cmd, timeout) }
+	o.check = func(o *oneRunOptions) error { return cli.ValidateTimeout(o.cmd, timeout) }
 	return cmd
-}
-
-func nonNegative(cmd *cobra.Command, timeout time.Duration) error {
-	if timeout < 0 {
-		return cli.UsageError(cmd, "--timeout must not be negative")
-	}
-	return nil
 }
 
 // runWaitPhases are the phases runs wait accepts in --for.
@@ -47,8 +40,7 @@ var runWaitPhases = []string{
 }
 
 func newRunsWaitCommand(env *cli.Env) *cobra.Command {
-	var forList []string
-	var timeout time.Duration
+	flags := cli.WaitFlags{Noun: "phase", Allowed: runWaitPhases}
 	cmd, o := newOneRunCommand(env, &cobra.Command{
 		Use:   "wait NAME [--for=PHASE[,PHASE...]]",
 		Short: "Wait for a TransformRun to reach a phase: exit 0 when it does, 1 when it ends otherwise, 2 on timeout",
@@ -58,26 +50,17 @@ func newRunsWaitCommand(env *cli.Env) *cobra.Command {
   # Wait for it to end either way (exit 0 both times)
   kubectl etl runs wait md5-x7k2p --for=Succeeded,Failed`,
 	}, func(ctx context.Context, o *oneRunOptions) error {
-		w := newRunWatch(o.env, o.c, o.ns, o.name, timeout, strings.Join(forList, " or "))
+		w := newRunWatch(o.env, o.c, o.ns, o.name, flags.Timeout, flags.Awaited())
 		return w.until(ctx, func(r *v1alpha1.TransformRun) (bool, error) {
-			done, err := runWaitVerdict(r, forList)
+			done, err := runWaitVerdict(r, flags.For)
 			if done && err == nil {
 				fmt.Fprintf(o.env.Out, "transformrun.etl.mlkube.io/%s %s\n", r.Name, phase(r.Status))
 			}
 			return done, err
 		})
 	})
-	cmd.Flags().StringSliceVar(&forList, "for", []string{string(v1alpha1.RunSucceeded)}, "Phases to wait for: "+strings.Join(runWaitPhases, ", ")+".")
-	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "Give up after this long (exit 2; the run goes on); 0 waits forever.")
-	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(runWaitPhases, cobra.ShellCompDirectiveNoFileComp))
-	o.check = func(o *oneRunOptions) error {
-		for _, p := range forList {
-			if !slices.Contains(runWaitPhases, p) {
-				return cli.UsageError(o.cmd, "--for %q is not a phase; use %s", p, strings.Join(runWaitPhases, ", "))
-			}
-		}
-		return nonNegative(o.cmd, timeout)
-	}
+	flags.AddFlags(cmd, string(v1alpha1.RunSucceeded), "", "Give up after this long (exit 2; the run goes on); 0 waits forever.")
+	o.check = func(o *oneRunOptions) error { return flags.Validate(o.cmd) }
 	return cmd
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,15 +20,14 @@ const ready = "Ready"
 var waitFor = []string{ready, string(v1alpha1.StageRunning), string(v1alpha1.StageStopped), string(v1alpha1.StageAborted), string(v1alpha1.StageInitializing)}
 
 type waitOptions struct {
-	env     *cli.Env
-	cmd     *cobra.Command
-	name    string
-	forList []string
-	timeout time.Duration
+	env   *cli.Env
+	cmd   *cobra.Command
+	name  string
+	flags cli.WaitFlags
 }
 
 func newWaitCommand(env *cli.Env) *cobra.Command {
-	o := &waitOptions{env: env}
+	o := &waitOptions{env: env, flags: cli.WaitFlags{Noun: "stage", Allowed: waitFor}}
 	cmd := &cobra.Command{
 		Use:   "wait NAME --for=STAGE[,STAGE...]",
 		Short: "Wait for a Transform to reach a stage: exit 0 when it does, 1 when it is aborted or deleted, 2 on timeout, 3 when not found",
@@ -42,9 +40,7 @@ func newWaitCommand(env *cli.Env) *cobra.Command {
 		ValidArgsFunction: completeFirstTransform(env),
 		RunE:              cli.RunE(o),
 	}
-	cmd.Flags().StringSliceVar(&o.forList, "for", []string{ready}, "Stages to wait for: "+strings.Join(waitFor, ", ")+" (Ready: Running with a ready transformer on every node).")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Minute, "Give up after this long (exit code 2); 0 waits forever.")
-	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(waitFor, cobra.ShellCompDirectiveNoFileComp))
+	o.flags.AddFlags(cmd, ready, " (Ready: Running with a ready transformer on every node)", "")
 	return cmd
 }
 
@@ -53,17 +49,7 @@ func (o *waitOptions) Complete(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *waitOptions) Validate() error {
-	for _, s := range o.forList {
-		if !slices.Contains(waitFor, s) {
-			return cli.UsageError(o.cmd, "--for %q is not a stage; use %s", s, strings.Join(waitFor, ", "))
-		}
-	}
-	if o.timeout < 0 {
-		return cli.UsageError(o.cmd, "--timeout must not be negative")
-	}
-	return nil
-}
+func (o *waitOptions) Validate() error { return o.flags.Validate(o.cmd) }
 
 func (o *waitOptions) Run(ctx context.Context) error {
 	ns, _, err := o.env.Clients.Namespace()
@@ -71,15 +57,15 @@ func (o *waitOptions) Run(ctx context.Context) error {
 		return err
 	}
 	w := &cli.Waiter[*v1alpha1.Transform]{
-		Env: o.env, Resource: transforms, Kind: "transform", Timeout: o.timeout,
+		Env: o.env, Resource: transforms, Kind: "transform", Timeout: o.flags.Timeout,
 		Settle: func(t *v1alpha1.Transform) (bool, error) {
-			done, err := transformVerdict(t, o.forList)
+			done, err := transformVerdict(t, o.flags.For)
 			if done && err == nil {
 				fmt.Fprintf(o.env.Out, "transform.etl.mlkube.io/%s %s\n", t.Name, waitState(t))
 			}
 			return done, err
 		},
-		Awaited: strings.Join(o.forList, " or "),
+		Awaited: o.flags.Awaited(),
 		Current: waitState,
 	}
 	_, err = w.Run(ctx, ns, o.name)

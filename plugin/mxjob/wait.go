@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,16 +19,15 @@ var waitStates = []string{
 }
 
 type waitOptions struct {
-	env     *cli.Env
-	cmd     *cobra.Command
-	name    string
-	ns      string
-	forList []string
-	timeout time.Duration
+	env   *cli.Env
+	cmd   *cobra.Command
+	name  string
+	ns    string
+	flags cli.WaitFlags
 }
 
 func newWaitCommand(env *cli.Env) *cobra.Command {
-	o := &waitOptions{env: env}
+	o := &waitOptions{env: env, flags: cli.WaitFlags{Noun: "state", Allowed: waitStates}}
 	cmd := &cobra.Command{
 		Use:   "wait NAME --for=STATE[,STATE...]",
 		Short: "Wait for an MxJob to reach a state: exit 0 when it does, 1 when it ends otherwise, 2 on timeout",
@@ -45,9 +43,7 @@ func newWaitCommand(env *cli.Env) *cobra.Command {
 		ValidArgsFunction: cli.CompleteNames(env, mxJobs.NewList),
 		RunE:              cli.RunE(o),
 	}
-	cmd.Flags().StringSliceVar(&o.forList, "for", []string{string(v1beta1.StateSucceeded)}, "States to wait for: "+strings.Join(waitStates, ", ")+".")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Minute, "Give up after this long (exit code 2); 0 waits forever.")
-	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions(waitStates, cobra.ShellCompDirectiveNoFileComp))
+	o.flags.AddFlags(cmd, string(v1beta1.StateSucceeded), "", "")
 	return cmd
 }
 
@@ -58,17 +54,7 @@ func (o *waitOptions) Complete(cmd *cobra.Command, args []string) error {
 	return err
 }
 
-func (o *waitOptions) Validate() error {
-	for _, s := range o.forList {
-		if !slices.Contains(waitStates, s) {
-			return cli.UsageError(o.cmd, "--for %q is not a state; use %s", s, strings.Join(waitStates, ", "))
-		}
-	}
-	if o.timeout < 0 {
-		return cli.UsageError(o.cmd, "--timeout must not be negative")
-	}
-	return nil
-}
+func (o *waitOptions) Validate() error { return o.flags.Validate(o.cmd) }
 
 // waitVerdict says whether a job in state st settles the wait: done and nil when it reached a
 // wanted state, done and an error when it ended otherwise.
@@ -89,9 +75,9 @@ func waitVerdict(job *v1beta1.MxJob, want []string) (bool, error) {
 
 func (o *waitOptions) Run(ctx context.Context) error {
 	w := &cli.Waiter[*v1beta1.MxJob]{
-		Env: o.env, Resource: mxJobs, Kind: "mxjob", Timeout: o.timeout,
+		Env: o.env, Resource: mxJobs, Kind: "mxjob", Timeout: o.flags.Timeout,
 		Settle:  o.settle,
-		Awaited: strings.Join(o.forList, " or "),
+		Awaited: o.flags.Awaited(),
 		Current: state,
 	}
 	_, err := w.Run(ctx, o.ns, o.name)
@@ -99,7 +85,7 @@ func (o *waitOptions) Run(ctx context.Context) error {
 }
 
 func (o *waitOptions) settle(job *v1beta1.MxJob) (bool, error) {
-	done, err := waitVerdict(job, o.forList)
+	done, err := waitVerdict(job, o.flags.For)
 	if done && err == nil {
 		fmt.Fprintf(o.env.Out, "mxjob.mxnet.mlkube.io/%s %s\n", job.Name, job.Status.State)
 	}
