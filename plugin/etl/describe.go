@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,12 +84,9 @@ func (o *describeOptions) Run(ctx context.Context) error {
 // describeTransform writes a Transform, its transformer pods and their events as mxjob describe
 // writes a job's.
 func describeTransform(out io.Writer, t *v1alpha1.Transform, pods map[string]*corev1.Pod, events []corev1.Event, now time.Time) error {
-	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
+	w := cli.NewDescribeWriter(out)
 	st := t.Status
-	fmt.Fprintf(w, "Name:\t%s\n", t.Name)
-	fmt.Fprintf(w, "Namespace:\t%s\n", t.Namespace)
-	fmt.Fprintf(w, "Labels:\t%s\n", cli.LabelsString(t.Labels))
-	fmt.Fprintf(w, "Created:\t%s (%s ago)\n", t.CreationTimestamp.UTC().Format(time.RFC3339), cli.Age(t.CreationTimestamp, now))
+	cli.WriteHeader(w, t, now)
 	fmt.Fprintf(w, "Form:\t%s\n", cli.OrNone(form(&t.Spec)))
 	fmt.Fprintf(w, "Communication:\t%s\n", cli.OrNone(string(t.Spec.Communication)))
 	fmt.Fprintf(w, "Argument:\t%s\n", argument(t.Spec.Argument))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -79,13 +78,9 @@ func (o *describeOptions) Run(ctx context.Context) error {
 
 // describeJob writes a job, its pods and its events as kubectl describe lays them out.
 func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []corev1.Event, now time.Time) error {
-	// text/tabwriter rather than kubectl's, which remembers widths across flushes.
-	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
+	w := cli.NewDescribeWriter(out)
 	st := job.Status
-	fmt.Fprintf(w, "Name:\t%s\n", job.Name)
-	fmt.Fprintf(w, "Namespace:\t%s\n", job.Namespace)
-	fmt.Fprintf(w, "Labels:\t%s\n", cli.LabelsString(job.Labels))
-	fmt.Fprintf(w, "Created:\t%s (%s ago)\n", job.CreationTimestamp.UTC().Format(time.RFC3339), cli.Age(job.CreationTimestamp, now))
+	cli.WriteHeader(w, job, now)
 	fmt.Fprintf(w, "Mode:\t%s\n", job.Spec.JobMode)
 	fmt.Fprintf(w, "State:\t%s\n", state(job))
 	if st.Reason != "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,23 @@ import (
 )
 
 // What `describe` prints in both plugins, laid out as kubectl describe lays it out.
+
+// NewDescribeWriter is the writer describe lays its sections out with: text/tabwriter rather
+// than kubectl's, which remembers widths across flushes, so each section flushed is aligned on
+// its own.
+func NewDescribeWriter(out io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
+}
+
+// WriteHeader writes the lines describe begins with in both plugins: name, namespace, labels
+// and when the object was created.
+func WriteHeader(w io.Writer, obj metav1.Object, now time.Time) {
+	created := obj.GetCreationTimestamp()
+	fmt.Fprintf(w, "Name:\t%s\n", obj.GetName())
+	fmt.Fprintf(w, "Namespace:\t%s\n", obj.GetNamespace())
+	fmt.Fprintf(w, "Labels:\t%s\n", LabelsString(obj.GetLabels()))
+	fmt.Fprintf(w, "Created:\t%s (%s ago)\n", created.UTC().Format(time.RFC3339), Age(created, now))
+}
 
 // MaxEvents bounds the events describe shows, the most recent ones.
 const MaxEvents = 20
