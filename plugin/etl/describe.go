@@ -97,23 +97,18 @@ func describeTransform(out io.Writer, t *v1alpha1.Transform, pods map[string]*co
 	}
 	fmt.Fprintf(w, "Nodes Ready:\t%s\n", cli.OrNone(st.NodesReady))
 	fmt.Fprintf(w, "Totals:\tobjects=%d in=%s out=%s errors=%d\n", st.Totals.Objects, Bytes(st.Totals.BytesIn), Bytes(st.Totals.BytesOut), st.Totals.Errors)
-	w.Flush()
-	fmt.Fprintf(w, "Nodes:")
-	if len(st.Nodes) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-	} else {
-		fmt.Fprintf(w, "\n  NODE\tPOD\tSTATUS\tREADY\tRESTARTS\tOBJECTS\tERRORS\n")
-		for _, n := range st.Nodes {
-			status := "<none>"
-			if p := pods[n.Pod]; p != nil {
-				status = cli.PodStatus(p)
-			} else if n.Pod != "" {
-				status = "Missing"
-			}
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%t\t%d\t%d\t%d\n", n.Node, cli.OrNone(n.Pod), status, n.Ready, n.Restarts, n.Objects, n.Errors)
-		}
+	if err := w.Flush(); err != nil {
+		return err
 	}
-	w.Flush()
-	cli.WriteEvents(w, events, now)
-	return w.Flush()
+	nodes := cli.Section{Title: "Nodes", Columns: []string{"NODE", "POD", "STATUS", "READY", "RESTARTS", "OBJECTS", "ERRORS"}}
+	for _, n := range st.Nodes {
+		status := "<none>"
+		if p := pods[n.Pod]; p != nil {
+			status = cli.PodStatus(p)
+		} else if n.Pod != "" {
+			status = "Missing"
+		}
+		nodes.Rows = append(nodes.Rows, []any{n.Node, cli.OrNone(n.Pod), status, n.Ready, n.Restarts, n.Objects, n.Errors})
+	}
+	return cli.WriteSections(w, nodes, cli.EventsSection(events, now))
 }

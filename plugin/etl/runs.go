@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -205,9 +204,7 @@ func eventTime(e corev1.Event) time.Time {
 
 // describeRun writes what describe prints about run.
 func describeRun(out io.Writer, r *v1alpha1.TransformRun, events []corev1.Event, now time.Time) error {
-	// text/tabwriter rather than kubectl's, which remembers widths across flushes: each section
-	// is flushed, and aligned, on its own.
-	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
+	w := cli.NewDescribeWriter(out)
 	st, spec := r.Status, r.Spec
 	fmt.Fprintf(w, "Name:\t%s\n", r.Name)
 	fmt.Fprintf(w, "Namespace:\t%s\n", r.Namespace)
@@ -236,52 +233,20 @@ func describeRun(out io.Writer, r *v1alpha1.TransformRun, events []corev1.Event,
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Nodes:")
-	if len(st.Nodes) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-	} else {
-		fmt.Fprintf(w, "\n  NODE\tPHASE\tDONE\tSKIPPED\tFAILED\tPLANNED\tBYTES\tLAST SEEN\tMESSAGE\n")
-		for _, row := range RunNodeTable(r, now).Rows {
-			fmt.Fprintf(w, "  %v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\n", row.Cells...)
-		}
+	return cli.WriteSections(w,
+		cli.TableSection("Nodes", RunNodeTable(r, now)),
+		cli.ConditionsSection(st.Conditions, now),
+		cli.TableSection("Recent Errors", ErrorTable(r, st.Errors, now)),
+		runEventsSection(events, now))
+}
+
+// runEventsSection is the events of a run, all of them: a run records few.
+func runEventsSection(events []corev1.Event, now time.Time) cli.Section {
+	sec := cli.Section{Title: "Events", Columns: []string{"TYPE", "REASON", "AGE", "MESSAGE"}}
+	for _, e := range events {
+		sec.Rows = append(sec.Rows, []any{e.Type, e.Reason, cli.Age(metav1.NewTime(eventTime(e)), now), e.Message})
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "Conditions:")
-	if len(st.Conditions) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-	} else {
-		fmt.Fprintf(w, "\n  TYPE\tSTATUS\tREASON\tAGE\tMESSAGE\n")
-		for _, c := range st.Conditions {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, cli.Age(c.LastTransitionTime, now), c.Message)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "Recent Errors:")
-	if len(st.Errors) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-	} else {
-		fmt.Fprintf(w, "\n  NODE\tOBJECT\tCODE\tAGE\tMESSAGE\n")
-		for _, row := range ErrorTable(r, st.Errors, now).Rows {
-			fmt.Fprintf(w, "  %v\t%v\t%v\t%v\t%v\n", row.Cells...)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "Events:")
-	if len(events) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-	} else {
-		fmt.Fprintf(w, "\n  TYPE\tREASON\tAGE\tMESSAGE\n")
-		for _, e := range events {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", e.Type, e.Reason, cli.Age(metav1.NewTime(eventTime(e)), now), e.Message)
-		}
-	}
-	return w.Flush()
+	return sec
 }
 
 // progressLine is the run's done/planned objects and bytes, with the failed ones.

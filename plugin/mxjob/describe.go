@@ -104,30 +104,15 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 		c := ptr.Deref(st.ReplicaStatuses[rs.MxReplicaType], v1beta1.ReplicaStatus{})
 		fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%d\t%s\n", rs.MxReplicaType, rs.ReplicaCount(), c.Active, c.Succeeded, c.Failed, image(&rs))
 	}
-	w.Flush()
-	fmt.Fprintf(w, "Pods:")
-	if len(pods) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-	} else {
-		fmt.Fprintf(w, "\n  NAME\tREPLICA\tSTATUS\tRESTARTS\tNODE\tAGE\n")
-		for i := range pods {
-			p := &pods[i]
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%s\t%s\n", p.Name, replicaOf(p), cli.PodStatus(p), cli.PodRestarts(p), cli.OrNone(p.Spec.NodeName), cli.Age(p.CreationTimestamp, now))
-		}
+	if err := w.Flush(); err != nil {
+		return err
 	}
-	w.Flush()
-	fmt.Fprintf(w, "Conditions:")
-	if len(st.Conditions) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-	} else {
-		fmt.Fprintf(w, "\n  TYPE\tSTATUS\tREASON\tAGE\tMESSAGE\n")
-		for _, c := range st.Conditions {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, cli.Age(c.LastTransitionTime, now), c.Message)
-		}
+	podSection := cli.Section{Title: "Pods", Columns: []string{"NAME", "REPLICA", "STATUS", "RESTARTS", "NODE", "AGE"}}
+	for i := range pods {
+		p := &pods[i]
+		podSection.Rows = append(podSection.Rows, []any{p.Name, replicaOf(p), cli.PodStatus(p), cli.PodRestarts(p), cli.OrNone(p.Spec.NodeName), cli.Age(p.CreationTimestamp, now)})
 	}
-	w.Flush()
-	cli.WriteEvents(w, events, now)
-	return w.Flush()
+	return cli.WriteSections(w, podSection, cli.ConditionsSection(st.Conditions, now), cli.EventsSection(events, now))
 }
 
 func runPolicyString(rp v1beta1.RunPolicy) string {

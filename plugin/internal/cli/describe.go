@@ -52,25 +52,78 @@ func EventsOf(ctx context.Context, c client.Reader, ns string, names ...string) 
 	return all, nil
 }
 
-// WriteEvents writes the Events section: the most recent MaxEvents, oldest first.
-func WriteEvents(w io.Writer, events []corev1.Event, now time.Time) {
-	fmt.Fprintf(w, "Events:")
-	if len(events) == 0 {
-		fmt.Fprintf(w, "\t<none>\n")
-		return
-	}
+// EventsSection is the Events section: the most recent MaxEvents, oldest first.
+func EventsSection(events []corev1.Event, now time.Time) Section {
 	slices.SortStableFunc(events, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b)) })
 	if len(events) > MaxEvents {
 		events = events[len(events)-MaxEvents:]
 	}
-	fmt.Fprintf(w, "\n  TYPE\tREASON\tAGE\tFROM\tMESSAGE\n")
+	sec := Section{Title: "Events", Columns: []string{"TYPE", "REASON", "AGE", "FROM", "MESSAGE"}}
 	for _, e := range events {
 		age := Age(metav1.NewTime(eventTime(e)), now)
 		if e.Count > 1 {
 			age = fmt.Sprintf("%s (x%d)", age, e.Count)
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", e.Type, e.Reason, age, eventSource(e), strings.TrimSpace(e.Message))
+		sec.Rows = append(sec.Rows, []any{e.Type, e.Reason, age, eventSource(e), strings.TrimSpace(e.Message)})
 	}
+	return sec
+}
+
+// Section is one table of describe: a title, then a row of cells a line under the column
+// names, or <none> beside the title when there are no rows.
+type Section struct {
+	Title   string
+	Columns []string
+	Rows    [][]any
+}
+
+func (s Section) write(w io.Writer) {
+	fmt.Fprintf(w, "%s:", s.Title)
+	if len(s.Rows) == 0 {
+		fmt.Fprintf(w, "\t<none>\n")
+		return
+	}
+	fmt.Fprintf(w, "\n  %s\n", strings.Join(s.Columns, "\t"))
+	for _, row := range s.Rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			cells[i] = fmt.Sprint(c)
+		}
+		fmt.Fprintf(w, "  %s\n", strings.Join(cells, "\t"))
+	}
+}
+
+// WriteSections writes sections, flushing w after each so that each is aligned on its own.
+func WriteSections(w *tabwriter.Writer, sections ...Section) error {
+	for _, s := range sections {
+		s.write(w)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ConditionsSection is the Conditions of an object's status.
+func ConditionsSection(conds []metav1.Condition, now time.Time) Section {
+	sec := Section{Title: "Conditions", Columns: []string{"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"}}
+	for _, c := range conds {
+		sec.Rows = append(sec.Rows, []any{c.Type, c.Status, c.Reason, Age(c.LastTransitionTime, now), c.Message})
+	}
+	return sec
+}
+
+// TableSection is a table (a plugin's own, as its list prints it) as a section, its column
+// names in capitals.
+func TableSection(title string, t *metav1.Table) Section {
+	sec := Section{Title: title}
+	for _, c := range t.ColumnDefinitions {
+		sec.Columns = append(sec.Columns, strings.ToUpper(c.Name))
+	}
+	for _, row := range t.Rows {
+		sec.Rows = append(sec.Rows, row.Cells)
+	}
+	return sec
 }
 
 // eventTime is when an event last happened, whichever API wrote it.

@@ -41,3 +41,42 @@ func TestWriteHeader(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteSections(t *testing.T) {
+	ago := func(d time.Duration) metav1.Time { return metav1.NewTime(clitest.Now.Add(-d)) }
+	table := &metav1.Table{
+		ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Node"}, {Name: "Last Seen"}},
+		Rows:              []metav1.TableRow{{Cells: []any{"node-a", int64(3)}}, {Cells: []any{"node-bb", true}}},
+	}
+	events := []corev1.Event{
+		{Type: "Warning", Reason: "Late", Message: " second \n", LastTimestamp: ago(time.Minute), Count: 2, Source: corev1.EventSource{Component: "kubelet"}},
+		{Type: "Normal", Reason: "Early", Message: "first", EventTime: metav1.NewMicroTime(clitest.Now.Add(-time.Hour)), ReportingController: "mlkube"},
+	}
+	var out strings.Builder
+	err := cli.WriteSections(cli.NewDescribeWriter(&out),
+		cli.TableSection("Nodes", table),
+		cli.ConditionsSection(nil, clitest.Now),
+		cli.ConditionsSection([]metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "AllReady", LastTransitionTime: ago(90 * time.Second), Message: "ok"}}, clitest.Now),
+		cli.Section{Title: "Empty", Columns: []string{"A"}},
+		cli.EventsSection(events, clitest.Now),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Nodes:\n" +
+		"  NODE      LAST SEEN\n" +
+		"  node-a    3\n" +
+		"  node-bb   true\n" +
+		"Conditions:   <none>\n" +
+		"Conditions:\n" +
+		"  TYPE    STATUS   REASON     AGE   MESSAGE\n" +
+		"  Ready   True     AllReady   90s   ok\n" +
+		"Empty:   <none>\n" +
+		"Events:\n" +
+		"  TYPE      REASON   AGE        FROM      MESSAGE\n" +
+		"  Normal    Early    60m        mlkube    first\n" +
+		"  Warning   Late     60s (x2)   kubelet   second\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
