@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -40,9 +38,7 @@ func aisCorpus(t *testing.T) []string {
 func TestAIStoreSpecsServerDryRun(t *testing.T) {
 	ctx := context.Background()
 	const ns = "aistore"
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	server.CreateNamespace(t, ns)
 	var all, allOut, allErr strings.Builder
 	for _, file := range aisCorpus(t) {
 		doc, err := os.ReadFile(file)

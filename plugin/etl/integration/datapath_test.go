@@ -86,13 +86,6 @@ func agentNamespace(t *testing.T, cs kubernetes.Interface) {
 	}
 }
 
-func createNamespace(t *testing.T, cs kubernetes.Interface, ns string) {
-	t.Helper()
-	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestDataPathServiceAccount: an editor's first data path command creates the ServiceAccount
 // mlkube-cli, says so once and how to grant it, and goes on with its token (to finding an agent,
 // which this API server has none of); a viewer may not, and a ServiceAccount named with
@@ -100,7 +93,7 @@ func createNamespace(t *testing.T, cs kubernetes.Interface, ns string) {
 func TestDataPathServiceAccount(t *testing.T) {
 	const ns = "datapath-sa"
 	cs := admin(t)
-	createNamespace(t, cs, ns)
+	server.CreateNamespace(t, ns)
 	agentNamespace(t, cs)
 	bindAggregated(t, cs, ns, "edit", "ed")
 	bindAggregated(t, cs, ns, "view", "vera")
@@ -162,7 +155,7 @@ func TestDataPathServiceAccount(t *testing.T) {
 func TestDataPathToken(t *testing.T) {
 	const ns = "datapath-token"
 	cs := admin(t)
-	createNamespace(t, cs, ns)
+	server.CreateNamespace(t, ns)
 	bindAggregated(t, cs, ns, "edit", "ed")
 	ed, err := kubernetes.NewForConfig(server.As("ed", "system:authenticated").Config)
 	if err != nil {
@@ -196,7 +189,7 @@ func TestDataPathToken(t *testing.T) {
 // name, not one Transform named "md5>>upper" (which the API server would not find).
 func TestObjectPipeline(t *testing.T) {
 	const ns = "object-pipeline"
-	createNamespace(t, admin(t), ns)
+	server.CreateNamespace(t, ns)
 	cache := t.TempDir()
 	if out, errOut, code := server.Run(t, etl.NewRoot, cache, transforms, "init", "-f", "-", "-n", ns); code != 0 {
 		t.Fatalf("init: exit %d, %s%s", code, out, errOut)

@@ -8,9 +8,7 @@ import (
 	"os"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -46,9 +44,7 @@ spec:
 func TestInitShowStopStartRunRm(t *testing.T) {
 	ctx := context.Background()
 	const ns = "etl"
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	server.CreateNamespace(t, ns)
 	cache := t.TempDir()
 	md5 := func() *v1alpha1.Transform {
 		t.Helper()
@@ -116,11 +112,8 @@ func want[T comparable](got, want T, what string) error {
 // TestVocabularyAndExitCodes: kubectl's verbs and the exit codes of the frame against the real
 // API server: 3 for a Transform that is not there, 1 for a usage mistake.
 func TestVocabularyAndExitCodes(t *testing.T) {
-	ctx := context.Background()
 	const ns = "vocabulary"
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	server.CreateNamespace(t, ns)
 	cache := t.TempDir()
 	for _, step := range []struct {
 		args             []string

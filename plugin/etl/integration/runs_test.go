@@ -6,9 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -22,9 +20,7 @@ import (
 func TestRuns(t *testing.T) {
 	ctx := context.Background()
 	const ns = "etl-runs"
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	server.CreateNamespace(t, ns)
 	cache := t.TempDir()
 	get := func(name string) (*v1alpha1.TransformRun, error) {
 		var r v1alpha1.TransformRun

@@ -51,9 +51,7 @@ func BenchmarkList(b *testing.B) {
 
 func createJobs(b *testing.B, ns string, n int) {
 	ctx := context.Background()
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		b.Fatal(err)
-	}
+	server.CreateNamespace(b, ns)
 	var g errgroup.Group
 	g.SetLimit(16)
 	for i := range n {

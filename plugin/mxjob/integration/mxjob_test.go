@@ -1,13 +1,10 @@
 package integration
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
@@ -43,9 +40,7 @@ spec:
 // TestCreateListGetDelete: the commands a user types first, against the real API server.
 func TestCreateListGetDelete(t *testing.T) {
 	ns := "crud"
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	server.CreateNamespace(t, ns)
 	cache := t.TempDir()
 	steps := []struct {
 		args     []string
@@ -82,9 +77,7 @@ func TestCreateListGetDelete(t *testing.T) {
 // TestListTable: the default table, whose AGE comes from the server's creation time.
 func TestListTable(t *testing.T) {
 	ns := "table"
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	server.CreateNamespace(t, ns)
 	if _, errOut, code := plugin(t, t.TempDir(), jobs, "create", "-n", ns, "-f", "-"); code != 0 {
 		t.Fatal(errOut)
 	}

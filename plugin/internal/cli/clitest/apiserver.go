@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
@@ -32,10 +34,9 @@ type APIServer struct {
 // returns the exit code. Without envtest's binaries it skips, as the other integration suites do.
 func RunWithAPIServer(m *testing.M, scheme *k8sruntime.Scheme, run func(*APIServer)) int {
 	_, self, _, _ := runtime.Caller(0)
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(filepath.Dir(self), "..", "..", "..", "..", "manifests", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
+	env := kubetest.Envtest(filepath.Join(filepath.Dir(self), "..", "..", "..", ".."))
+	// No manager serves the webhooks here; without their configurations the API server calls none.
+	env.WebhookInstallOptions = envtest.WebhookInstallOptions{}
 	return kubetest.RunWithEnvtest(m, env, func(_ context.Context, env *envtest.Environment) error {
 		c, err := client.New(env.Config, client.Options{Scheme: scheme})
 		if err != nil {
@@ -56,4 +57,12 @@ func (s *APIServer) Run(t testing.TB, newRoot func(*cli.Env) *cobra.Command, cac
 	env := cli.NewEnv(genericiooptions.IOStreams{In: bytes.NewBufferString(stdin), Out: out, ErrOut: errOut}, flags, s.Scheme)
 	code = cli.Execute(newRoot(env), args)
 	return out.String(), errOut.String(), code
+}
+
+// CreateNamespace creates the namespace a test works in, failing the test when it cannot.
+func (s *APIServer) CreateNamespace(t testing.TB, name string) {
+	t.Helper()
+	if err := s.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
 }
