@@ -85,19 +85,11 @@ func (o *initOptions) Run(ctx context.Context) error {
 
 // report prints the Transform with -o, else what was done, as kubectl create does.
 func (o *initOptions) report(t *v1alpha1.Transform) error {
-	if o.print.Output() != "" {
-		p, err := o.print.ObjectPrinter(o.env.Scheme)
-		if err != nil {
-			return err
-		}
-		return cli.PrintObject(p, t, o.env.Scheme, o.env.Out)
-	}
 	suffix := ""
 	if o.dryRun != "none" {
 		suffix = " (" + o.dryRun + " dry run)"
 	}
-	fmt.Fprintf(o.env.Out, "transform.etl.mlkube.io/%s created%s\n", t.Name, suffix)
-	return nil
+	return cli.ReportCreated(o.env, o.print, t, "transform.etl.mlkube.io/"+t.Name+" created"+suffix)
 }
 
 // addFlags binds the flags every form takes.

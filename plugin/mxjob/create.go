@@ -106,16 +106,8 @@ func (o *createOptions) create(ctx context.Context) error {
 }
 
 func (o *createOptions) printCreated(job *v1beta1.MxJob) error {
-	if o.print.Output() != "" {
-		p, err := o.print.ObjectPrinter(o.env.Scheme)
-		if err != nil {
-			return err
-		}
-		return cli.PrintObject(p, job, o.env.Scheme, o.env.Out)
-	}
 	suffix := map[string]string{"none": "", "client": " (dry run)", "server": " (server dry run)"}[o.dryRun]
-	_, err := fmt.Fprintf(o.env.Out, "mxjob.mxnet.mlkube.io/%s created%s\n", job.Name, suffix)
-	return err
+	return cli.ReportCreated(o.env, o.print, job, "mxjob.mxnet.mlkube.io/"+job.Name+" created"+suffix)
 }
 
 // setNamespace puts a job into the namespace of -n or the context, refusing a document naming

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -33,4 +36,18 @@ func CreateEach[T client.Object](ctx context.Context, env *Env, dryRun string, o
 		}
 	}
 	return nil
+}
+
+// ReportCreated prints obj in the format of -o, else line ("mxjob.mxnet.mlkube.io/a created"),
+// as kubectl create does after each object.
+func ReportCreated(env *Env, print *PrintFlags, obj runtime.Object, line string) error {
+	if print.Output() == "" {
+		_, err := fmt.Fprintln(env.Out, line)
+		return err
+	}
+	p, err := print.ObjectPrinter(env.Scheme)
+	if err != nil {
+		return err
+	}
+	return PrintObject(p, obj, env.Scheme, env.Out)
 }
