@@ -5,9 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,6 +62,28 @@ func bindAggregated(t *testing.T, cs kubernetes.Interface, ns, role, user string
 	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The first rule the role grants tells when the binding is in force.
+	rule := filled.Rules[0]
+	resource, sub, _ := strings.Cut(rule.Resources[0], "/")
+	awaitAuthorizer(t, cs, user, nil, authzv1.ResourceAttributes{Namespace: ns, Group: rule.APIGroups[0], Resource: resource, Subresource: sub, Verb: rule.Verbs[0]})
+}
+
+// awaitAuthorizer returns once the API server's authorizer lets user (of groups) do what attrs
+// say: it reads RBAC through a cache, so a request made at once after a binding may be refused
+// (TestDataPathToken was, on a loaded machine).
+func awaitAuthorizer(t *testing.T, cs kubernetes.Interface, user string, groups []string, attrs authzv1.ResourceAttributes) {
+	t.Helper()
+	sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &attrs}}
+	for {
+		review, err := cs.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if review.Status.Allowed {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // agentNamespace makes the agents' namespace as the bundle does for reaching them (every
@@ -84,6 +109,7 @@ func agentNamespace(t *testing.T, cs kubernetes.Interface) {
 	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	awaitAuthorizer(t, cs, "anyone", []string{"system:authenticated"}, authzv1.ResourceAttributes{Namespace: ns, Resource: "pods", Verb: "list"})
 }
 
 // TestDataPathServiceAccount: an editor's first data path command creates the ServiceAccount
