@@ -53,8 +53,8 @@ func nodeRunSpec(run *v1alpha1.TransformRun) wire.NodeRunSpec {
 	return wire.NodeRunSpec{
 		UID: string(run.UID), Pipeline: run.Spec.Transform, Args: run.Spec.Args,
 		Source: run.Spec.Source, Destination: run.Spec.Destination,
-		Workers:         int(ptr.Deref(run.Spec.WorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)),
-		DryRun:          run.Spec.DryRun,
+		Workers: int(ptr.Deref(run.Spec.WorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)),
+		DryRun:  run.Spec.DryRun, Check: run.Spec.Check,
 		ContinueOnError: run.Spec.ContinueOnError, Overwrite: run.Spec.Overwrite,
 	}
 }

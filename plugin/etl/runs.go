@@ -240,9 +240,9 @@ func describeRun(out io.Writer, r *v1alpha1.TransformRun, events []corev1.Event,
 	if len(st.Nodes) == 0 {
 		fmt.Fprintf(w, "\t<none>\n")
 	} else {
-		fmt.Fprintf(w, "\n  NODE\tPHASE\tDONE\tSKIPPED\tFAILED\tPLANNED\tBYTES\tLAST SEEN\tMESSAGE\n")
+		fmt.Fprintf(w, "\n  NODE\tPHASE\tDONE\tSKIPPED\tFAILED\tPLANNED\tBYTES\tRATE\tETA\tLAST SEEN\tMESSAGE\n")
 		for _, row := range RunNodeTable(r, now).Rows {
-			fmt.Fprintf(w, "  %v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\n", row.Cells...)
+			fmt.Fprintf(w, "  %v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\n", row.Cells...)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -307,7 +307,7 @@ func runOptionsString(s *v1alpha1.TransformRunSpec) string {
 	for _, o := range []struct {
 		on   bool
 		name string
-	}{{s.DryRun, "plan"}, {s.ContinueOnError, "continue-on-error"}, {s.Overwrite, "overwrite"}, {s.Suspend, "suspend"}} {
+	}{{s.DryRun, "plan"}, {s.Check, "check"}, {s.ContinueOnError, "continue-on-error"}, {s.Overwrite, "overwrite"}, {s.Suspend, "suspend"}} {
 		if o.on {
 			opts = append(opts, o.name)
 		}

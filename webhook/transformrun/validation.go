@@ -27,6 +27,10 @@ func ValidateCreate(r *v1alpha1.TransformRun) field.ErrorList {
 			"must be at most %d bytes, as args reach the transformer with every object; pass larger parameters in an object", wire.MaxArgs)))
 	}
 	errs = append(errs, validateSource(spec.Source, spec.Destination)...)
+	if spec.Check && spec.DryRun {
+		errs = append(errs, field.Invalid(specPath.Child("check"), true,
+			"set at most one of dryRun and check: dryRun counts the objects without transforming them, check transforms each and discards the result"))
+	}
 	if w := *spec.WorkersPerNode; w < 1 || w > v1alpha1.MaxRunWorkersPerNode {
 		errs = append(errs, field.Invalid(specPath.Child("workersPerNode"), w, fmt.Sprintf(
 			"must be between 1 and %d, mlkube's limit of workers per node; leave it unset for %d", v1alpha1.MaxRunWorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)))
