@@ -77,13 +77,16 @@ def _run(client: "Client", path: str, objects: Iterable[Tuple[str, bytes]], args
 
 def _open(client: "Client", loop: _Loop, path: str, window: int) -> Any:
     url = "ws" + client.url[len("http"):] + path
-    connect = websockets.connect(
-        url, extra_headers=client.headers(), compression=None, open_timeout=client.timeout.connect_timeout,
+    headers = client.headers()
+
+    async def connect() -> Any:
         # The agent pings; results may be as large as objects; every answer of the window must
         # fit the queue, or the reader would stop while the caller is still sending.
-        ping_interval=None, max_size=None, max_queue=window + 1)
+        return await websockets.connect(url, extra_headers=headers, compression=None,
+                                        open_timeout=client.timeout.connect_timeout,
+                                        ping_interval=None, max_size=None, max_queue=window + 1)
     try:
-        return loop.run(connect, (client.timeout.connect_timeout or 10.0) + 5)
+        return loop.run(connect(), (client.timeout.connect_timeout or 10.0) + 5)
     except websockets.exceptions.InvalidStatusCode as e:
         # websockets drops the refusal's body, which carries the agent's remedy: the same request
         # as a plain GET is refused the same way (the agent reviews before it upgrades).

@@ -38,7 +38,6 @@ class FakeAgent:
         self.requests: List[Tuple[str, str]] = []  # (method, raw path with query)
         self.tokens_seen: List[str] = []
         self.throttle = False  # answer 429 to everything
-        self.max_inflight_seen = 0
         self.revoke_stream_after: Optional[int] = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -251,7 +250,7 @@ def _handler(agent: FakeAgent):
             if self.headers.get("Upgrade", "").lower() != "websocket" or not key:
                 self._fail(400, "not a websocket handshake")
                 return
-            accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC11B65").encode()).digest())
+            accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
             self.send_response(101)
             self.send_header("Upgrade", "websocket")
             self.send_header("Connection", "Upgrade")
@@ -299,8 +298,7 @@ def _write_frame(sock: socket.socket, opcode: int, data: bytes) -> None:
 
 
 def _serve_ws(agent: FakeAgent, sock: socket.socket, transform: str) -> None:
-    """Answers objects in order as the agent's stream does: it reads up to all that are sent
-    before answering, so the client's window is what bounds the objects in flight."""
+    """Answers objects in order, as the agent's stream does."""
     fn = agent.transforms[transform]
     answered = 0
     try:
@@ -310,34 +308,16 @@ def _serve_ws(agent: FakeAgent, sock: socket.socket, transform: str) -> None:
                 _write_frame(sock, 8, data[:2])
                 return
             ctrl = json.loads(data)
-            opcode, body = _read_frame(sock)
-            inflight = 1
-            pending = [(ctrl, body)]
-            sock.setblocking(False)
-            try:  # take whatever else the client has already sent: those are in flight too
-                while True:
-                    peek = sock.recv(1, socket.MSG_PEEK)
-                    if not peek:
-                        break
-                    sock.setblocking(True)
-                    _, c = _read_frame(sock)
-                    _, b = _read_frame(sock)
-                    pending.append((json.loads(c), b))
-                    inflight += 1
-                    sock.setblocking(False)
-            except BlockingIOError:
-                pass
-            sock.setblocking(True)
-            agent.max_inflight_seen = max(agent.max_inflight_seen, inflight)
-            for c, b in pending:
-                if agent.revoke_stream_after is not None and answered >= agent.revoke_stream_after:
-                    reason = f"forbidden: RBAC no longer lets loader use Transform {agent.namespace}/{transform}; reconnect once allowed"
-                    _write_frame(sock, 8, struct.pack("!H", 1008) + reason.encode())
-                    return
-                try:
-                    _write_frame(sock, 2, fn(b, c.get("args", "")))
-                except TransformError as e:
-                    _write_frame(sock, 1, json.dumps({"error": str(e)}).encode())
-                answered += 1
+            _, body = _read_frame(sock)
+            if agent.revoke_stream_after is not None and answered >= agent.revoke_stream_after:
+                reason = (f"forbidden: RBAC no longer lets loader use Transform {agent.namespace}/{transform}; "
+                          "reconnect once allowed")
+                _write_frame(sock, 8, struct.pack("!H", 1008) + reason.encode())
+                return
+            try:
+                _write_frame(sock, 2, fn(body, ctrl.get("args", "")))
+            except TransformError as e:
+                _write_frame(sock, 1, json.dumps({"error": str(e)}).encode())
+            answered += 1
     except (EOFError, OSError):
         return
