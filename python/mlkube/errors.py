@@ -2,8 +2,8 @@
 
 The node agent answers every failed request with a JSON body
 ``{"error": ..., "transform": ..., "object": ..., "node": ...}`` whose ``error`` text names what
-went wrong and what to do about it (the remedy: which RoleBinding to create, which flag to raise,
-which nodes are ready). Each exception keeps that text verbatim in :attr:`MlkubeError.message`,
+went wrong and, where the agent knows it, what to do (the flag of a limit, the ready nodes, the
+audience a token needs). Each exception keeps that text verbatim in :attr:`MlkubeError.message`,
 beside the HTTP status, so a caller can both branch on the class and show the agent's advice.
 """
 
@@ -19,7 +19,7 @@ class MlkubeError(Exception):
     Attributes:
         status: the HTTP status the agent answered, or ``None`` when no answer came (the agent
             could not be reached, the connection broke, a timeout passed).
-        message: the agent's error text, which carries its remedy; or what the client saw.
+        message: the agent's error text verbatim; or what the client saw.
         node: the node whose agent answered, when it said.
         object: the object the request named, when the agent said.
         transform: the Transform or pipeline (``namespace/a>>b``), when the agent said.

@@ -149,7 +149,7 @@ def _handler(agent: FakeAgent):
             name = unquote(esc)
             if unquote(ns) != agent.namespace:
                 self._fail(403, f"forbidden: system:serviceaccount:{agent.namespace}:loader may not get "
-                                f"objects in namespace {unquote(ns)}; bind mlkube-datapath-viewer", obj=name)
+                                f"objects.etl.mlkube.io in namespace {unquote(ns)}", obj=name)
                 return
             if not name:
                 return self._list(q)
@@ -210,8 +210,8 @@ def _handler(agent: FakeAgent):
             stages = unquote(esc).split(">>")
             for t in stages:
                 if t in agent.forbidden:
-                    self._fail(403, f"forbidden: system:serviceaccount:{ns}:loader may not use transforms "
-                                    f"{t} in namespace {ns}; ask an admin to bind mlkube-datapath-user",
+                    self._fail(403, f"forbidden: system:serviceaccount:{ns}:loader may not use "
+                                    f"transforms.etl.mlkube.io {t} in namespace {ns}",
                                transform=f"{ns}/{unquote(esc)}")
                     return None
             for t in stages:

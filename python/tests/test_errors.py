@@ -13,14 +13,13 @@ def test_unauthorized(agent, client):
     assert e.value.status == 401 and 'audience "mlkube-datapath"' in e.value.message
 
 
-def test_forbidden_names_the_role(agent, client):
+def test_forbidden(agent, client):
     agent.forbidden.add("upper")
     with pytest.raises(mlkube.Forbidden) as e:
         client.transform("upper", data=b"x")
     assert e.value.status == 403
     assert str(e.value) == ("mlkube: HTTP 403 (node node-a): forbidden: system:serviceaccount:team-a:loader "
-                            "may not use transforms upper in namespace team-a; ask an admin to bind "
-                            "mlkube-datapath-user")
+                            "may not use transforms.etl.mlkube.io upper in namespace team-a")
     assert isinstance(e.value, mlkube.MlkubeError)
 
 

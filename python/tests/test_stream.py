@@ -49,11 +49,11 @@ def test_failed_object_raises_or_is_yielded(agent, client):
     assert isinstance(got[3][1], mlkube.TransformFailed) and got[4][1] == b"data-4"
 
 
-def test_refused_stream_keeps_the_agents_remedy(agent, client):
+def test_refused_stream_keeps_the_agents_message(agent, client):
     agent.forbidden.add("upper")
     with pytest.raises(mlkube.Forbidden) as e:
         list(client.stream("upper", objects(1)))
-    assert e.value.status == 403 and "bind mlkube-datapath-user" in e.value.message
+    assert e.value.status == 403 and "may not use transforms.etl.mlkube.io upper" in e.value.message
 
 
 def test_unknown_transform(agent, client):
