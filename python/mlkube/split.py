@@ -7,7 +7,7 @@ together (a prefix listed in name order keeps a node's shard of ``shard-0000..``
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 def share(n: int, index: int, count: int) -> range:
@@ -69,3 +69,36 @@ def _checked(rank: int, world: int, source: str) -> Tuple[int, int]:
     if world < 1 or not 0 <= rank < world:
         raise ValueError(f"{source}: rank {rank} of {world} ranks is outside 0..{world - 1}")
     return rank, world
+
+
+def by_node(nodes: Sequence[str], rank_nodes: Sequence[str]) -> List[List[int]]:
+    """The indexes of objects, held on ``nodes[i]``, that each rank reads when rank r runs on
+    ``rank_nodes[r]``: a node's objects are shared among the ranks on that node (contiguous runs,
+    as :func:`share`), so they are read from local disk; the objects of nodes no rank runs on go,
+    one by one in order, to whichever rank has the fewest so far (the lowest rank on a tie).
+
+    Every object goes to exactly one rank. The ranks' shares are as even as the data's spread over
+    the nodes allows, no more: a node holding more objects gives its ranks more. Training that
+    needs every rank to take the same number of steps (DistributedDataParallel) should cut the
+    epoch to the smallest share or not use locality.
+    """
+    if not rank_nodes:
+        raise ValueError("no ranks: rank_nodes names the node of each rank")
+    ranks_on: Dict[str, List[int]] = {}
+    for r, node in enumerate(rank_nodes):
+        ranks_on.setdefault(node, []).append(r)
+    held: Dict[str, List[int]] = {}
+    orphans: List[int] = []
+    for i, node in enumerate(nodes):
+        (held.setdefault(node, []) if node in ranks_on else orphans).append(i)
+    out: List[List[int]] = [[] for _ in rank_nodes]
+    for node, idx in held.items():
+        ranks = ranks_on[node]
+        for k, r in enumerate(ranks):
+            out[r].extend(idx[i] for i in share(len(idx), k, len(ranks)))
+    for i in orphans:
+        r = min(range(len(out)), key=lambda r: (len(out[r]), r))
+        out[r].append(i)
+    for share_ in out:
+        share_.sort()
+    return out

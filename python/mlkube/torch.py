@@ -4,7 +4,7 @@
 prefix, a list or a brace template, optionally through a Transform or pipeline, and divide them
 among distributed ranks (and, for the iterable one, among DataLoader workers) so that every object
 is read exactly once: see :mod:`mlkube.split`. The division needs no PyTorch and is importable
-without it (``share``, ``worker_share``, ``rank_and_world``); the datasets need PyTorch
+without it (``share``, ``by_node``, ``rank_and_world``); the datasets need PyTorch
 (Debian's ``python3-torch``).
 """
 
@@ -14,7 +14,7 @@ import os
 from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 from .client import Client
-from .split import rank_and_world, share, worker_share
+from .split import by_node, rank_and_world, share
 from .template import Template
 
 try:
@@ -33,8 +33,12 @@ except ImportError:  # the pure parts above still work
     class _IterableDataset:  # type: ignore[no-redef]
         """Stands for torch's IterableDataset when PyTorch is absent."""
 
-__all__ = ["ObjectDataset", "ObjectIterableDataset", "object_names", "rank_and_world", "share",
-           "worker_share", "Decode"]
+__all__ = ["ObjectDataset", "ObjectIterableDataset", "object_names", "by_node", "rank_and_world",
+           "share", "Decode"]
+
+# The node a pod runs on, from the downward API (fieldRef spec.nodeName): what a rank tells the
+# others with locality=True.
+ENV_NODE = "MLKUBE_NODE"
 
 Decode = Callable[[str, bytes], Any]
 """A decode hook: ``decode(name, data)`` makes a sample of an object's name and bytes."""
@@ -66,7 +70,8 @@ class _Objects:
 
     def __init__(self, prefix: Optional[str], names: Optional[Sequence[str]], template: Optional[str],
                  client: Optional[Client], transform: Optional[str], args: str,
-                 decode: Optional[Decode], rank: Optional[int], world_size: Optional[int]) -> None:
+                 decode: Optional[Decode], rank: Optional[int], world_size: Optional[int],
+                 locality: bool, rank_nodes: Optional[Sequence[str]]) -> None:
         if _data is None:
             raise ImportError("mlkube.torch's datasets need PyTorch (Debian: apt-get install "
                               "python3-torch); share() and rank_and_world() work without it")
@@ -79,7 +84,21 @@ class _Objects:
         if rank is None or world_size is None:
             rank, world_size = rank_and_world(os.environ, _dist)
         self.rank, self.world_size = rank, world_size
-        self.all_names = object_names(self.client, prefix, names, template)
+        self.names: List[str] = self._rank_names(prefix, names, template, locality, rank_nodes)
+
+    def _rank_names(self, prefix: Optional[str], names: Optional[Sequence[str]], template: Optional[str],
+                    locality: bool, rank_nodes: Optional[Sequence[str]]) -> List[str]:
+        """The objects this rank reads, in name order."""
+        if not locality:
+            every = object_names(self.client, prefix, names, template)
+            return [every[i] for i in share(len(every), self.rank, self.world_size)]
+        if prefix is None:
+            raise ValueError("locality=True needs prefix=: the list of a prefix says which node holds each object")
+        listed = list(self.client.list(prefix))
+        nodes = rank_nodes if rank_nodes is not None else _gathered_nodes(self.world_size)
+        if len(nodes) != self.world_size:
+            raise ValueError(f"rank_nodes names {len(nodes)} nodes for {self.world_size} ranks: name the node of each rank")
+        return [listed[i].name for i in by_node([o.node for o in listed], nodes)[self.rank]]
 
     def read(self, name: str) -> Any:
         """Object name's sample: its bytes (through the Transform, if any) given to decode."""
@@ -89,6 +108,20 @@ class _Objects:
         else:
             data = self.client.get(name)
         return self.decode(name, data)
+
+
+def _gathered_nodes(world_size: int) -> Sequence[str]:
+    """The node of every rank, gathered by torch.distributed from each rank's $MLKUBE_NODE."""
+    if _dist is None or not _dist.is_available() or not _dist.is_initialized():
+        raise ValueError("locality=True needs the node of every rank: pass rank_nodes=, or initialise "
+                         "torch.distributed so the ranks can tell each other")
+    node = os.environ.get(ENV_NODE, "")
+    if not node:
+        raise ValueError(f"locality=True needs ${ENV_NODE}, this pod's node: set it from the downward API "
+                         "(env valueFrom fieldRef spec.nodeName)")
+    nodes: List[Any] = [None] * world_size
+    _dist.all_gather_object(nodes, node)
+    return [str(n) for n in nodes]
 
 
 class ObjectDataset(_Dataset, _Objects):  # type: ignore[misc]
@@ -106,15 +139,20 @@ class ObjectDataset(_Dataset, _Objects):  # type: ignore[misc]
         decode: makes a sample of ``(name, data)``.
         rank, world_size: this process's rank and the number of ranks; by default from
             ``torch.distributed``, ``$RANK``/``$WORLD_SIZE`` or an MxJob worker's DMLC variables.
+        locality: each rank reads the objects its own node holds (shared among the ranks on
+            that node), and the objects of nodes without a rank are spread over all ranks
+            (:func:`mlkube.split.by_node`); needs ``prefix`` and the node of every rank.
+        rank_nodes: the node of each rank, for ``locality``; by default gathered through
+            ``torch.distributed`` from each rank's ``$MLKUBE_NODE``.
     """
 
     def __init__(self, prefix: Optional[str] = None, *, names: Optional[Sequence[str]] = None,
                  template: Optional[str] = None, client: Optional[Client] = None,
                  transform: Optional[str] = None, args: str = "", decode: Optional[Decode] = None,
-                 rank: Optional[int] = None, world_size: Optional[int] = None) -> None:
-        _Objects.__init__(self, prefix, names, template, client, transform, args, decode, rank, world_size)
-        mine = share(len(self.all_names), self.rank, self.world_size)
-        self.names: List[str] = [self.all_names[i] for i in mine]
+                 rank: Optional[int] = None, world_size: Optional[int] = None, locality: bool = False,
+                 rank_nodes: Optional[Sequence[str]] = None) -> None:
+        _Objects.__init__(self, prefix, names, template, client, transform, args, decode, rank, world_size,
+                          locality, rank_nodes)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -133,15 +171,16 @@ class ObjectIterableDataset(_IterableDataset, _Objects):  # type: ignore[misc]
     def __init__(self, prefix: Optional[str] = None, *, names: Optional[Sequence[str]] = None,
                  template: Optional[str] = None, client: Optional[Client] = None,
                  transform: Optional[str] = None, args: str = "", decode: Optional[Decode] = None,
-                 rank: Optional[int] = None, world_size: Optional[int] = None) -> None:
-        _Objects.__init__(self, prefix, names, template, client, transform, args, decode, rank, world_size)
+                 rank: Optional[int] = None, world_size: Optional[int] = None, locality: bool = False,
+                 rank_nodes: Optional[Sequence[str]] = None) -> None:
+        _Objects.__init__(self, prefix, names, template, client, transform, args, decode, rank, world_size,
+                          locality, rank_nodes)
 
     def worker_names(self) -> Sequence[str]:
         """The objects the calling DataLoader worker (or the main process) reads."""
         info = _data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
-        mine = worker_share(len(self.all_names), self.rank, self.world_size, worker, workers)
-        return [self.all_names[i] for i in mine]
+        return [self.names[i] for i in share(len(self.names), worker, workers)]
 
     def __iter__(self) -> Iterator[Any]:
         for name in self.worker_names():
@@ -149,4 +188,4 @@ class ObjectIterableDataset(_IterableDataset, _Objects):  # type: ignore[misc]
 
     def __len__(self) -> int:
         """The objects of this rank (all its workers together)."""
-        return len(share(len(self.all_names), self.rank, self.world_size))
+        return len(self.names)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mlkube.split import rank_and_world, share, worker_share
+from mlkube.split import by_node, rank_and_world, share, worker_share
 from mlkube.template import Template
 
 
@@ -79,3 +79,19 @@ def test_template():
                      ("x}", "unbalanced")]:
         with pytest.raises(ValueError, match=msg):
             Template(bad)
+
+
+def test_by_node_reads_each_nodes_objects_on_that_node():
+    nodes = ["a", "b", "a", "c", "b", "a", "c", "c"]
+    got = by_node(nodes, ["a", "b"])  # no rank on c: its objects are spread
+    assert sorted(i for s in got for i in s) == list(range(8))  # once each
+    assert [nodes[i] for i in got[0] if nodes[i] != "c"] == ["a", "a", "a"]
+    assert [nodes[i] for i in got[1] if nodes[i] != "c"] == ["b", "b"]
+    assert [len(s) for s in got] == [4, 4]  # the three of c went to b, b, then a (fewest first)
+
+
+def test_by_node_shares_a_node_among_its_ranks():
+    nodes = ["a"] * 5 + ["b"] * 2
+    assert by_node(nodes, ["a", "b", "a"]) == [[0, 1, 2], [5, 6], [3, 4]]
+    with pytest.raises(ValueError, match="no ranks"):
+        by_node(nodes, [])

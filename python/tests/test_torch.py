@@ -75,3 +75,40 @@ def test_missing_object_raises(dataset, client):
     ds = ObjectDataset(names=["nope"], client=client)
     with pytest.raises(mlkube.NotFound):
         ds[0]
+
+
+def test_locality_reads_each_nodes_objects_on_its_rank(dataset, client):
+    seen = []
+    for rank, node in enumerate(["node-a", "node-b"]):
+        ds = ObjectIterableDataset("train/", client=client, rank=rank, world_size=2, locality=True,
+                                   rank_nodes=["node-a", "node-b"])
+        got = names_read(DataLoader(ds, batch_size=4, num_workers=2))
+        assert {dataset.objects[n][1] for n in got} == {node}
+        seen.extend(got)
+    assert sorted(seen) == [f"train/{i:03d}" for i in range(50)]
+
+
+def test_locality_gathers_the_nodes_through_torch_distributed(dataset, client, monkeypatch):
+    import socket
+    import torch.distributed as dist
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        with pytest.raises(ValueError, match=r"needs \$MLKUBE_NODE"):
+            ObjectDataset("train/", client=client, locality=True)
+        monkeypatch.setenv("MLKUBE_NODE", "node-b")
+        ds = ObjectDataset("train/", client=client, locality=True)
+        assert len(ds) == 50  # one rank: node-a's objects have no rank of their own and come here too
+    finally:
+        dist.destroy_process_group()
+
+
+def test_locality_needs_a_prefix_and_the_ranks_nodes(dataset, client):
+    with pytest.raises(ValueError, match="locality=True needs prefix="):
+        ObjectDataset(names=["a"], client=client, locality=True)
+    with pytest.raises(ValueError, match="pass rank_nodes=, or initialise torch.distributed"):
+        ObjectDataset("train/", client=client, rank=0, world_size=2, locality=True)
+    with pytest.raises(ValueError, match="rank_nodes names 1 nodes for 2 ranks"):
+        ObjectDataset("train/", client=client, rank=0, world_size=2, locality=True, rank_nodes=["node-a"])
