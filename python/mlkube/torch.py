@@ -66,12 +66,14 @@ def object_names(client: Client, prefix: Optional[str] = None, names: Optional[S
 
 
 class _Objects:
-    """What both datasets share: the client, the names and how one object becomes a sample."""
+    """What both datasets share: the arguments (documented on :class:`ObjectDataset`), the client,
+    this rank's names and how one object becomes a sample."""
 
-    def __init__(self, prefix: Optional[str], names: Optional[Sequence[str]], template: Optional[str],
-                 client: Optional[Client], transform: Optional[str], args: str,
-                 decode: Optional[Decode], rank: Optional[int], world_size: Optional[int],
-                 locality: bool, rank_nodes: Optional[Sequence[str]]) -> None:
+    def __init__(self, prefix: Optional[str] = None, *, names: Optional[Sequence[str]] = None,
+                 template: Optional[str] = None, client: Optional[Client] = None,
+                 transform: Optional[str] = None, args: str = "", decode: Optional[Decode] = None,
+                 rank: Optional[int] = None, world_size: Optional[int] = None, locality: bool = False,
+                 rank_nodes: Optional[Sequence[str]] = None) -> None:
         if _data is None:
             raise ImportError("mlkube.torch's datasets need PyTorch (Debian: apt-get install "
                               "python3-torch); share() and rank_and_world() work without it")
@@ -124,7 +126,7 @@ def _gathered_nodes(world_size: int) -> Sequence[str]:
     return [str(n) for n in nodes]
 
 
-class ObjectDataset(_Dataset, _Objects):  # type: ignore[misc]
+class ObjectDataset(_Objects, _Dataset):  # type: ignore[misc]
     """A map-style dataset of this rank's share of the objects.
 
     ``dataset[i]`` is ``decode(name, data)`` of the i-th object of the rank's share (by default
@@ -146,14 +148,6 @@ class ObjectDataset(_Dataset, _Objects):  # type: ignore[misc]
             ``torch.distributed`` from each rank's ``$MLKUBE_NODE``.
     """
 
-    def __init__(self, prefix: Optional[str] = None, *, names: Optional[Sequence[str]] = None,
-                 template: Optional[str] = None, client: Optional[Client] = None,
-                 transform: Optional[str] = None, args: str = "", decode: Optional[Decode] = None,
-                 rank: Optional[int] = None, world_size: Optional[int] = None, locality: bool = False,
-                 rank_nodes: Optional[Sequence[str]] = None) -> None:
-        _Objects.__init__(self, prefix, names, template, client, transform, args, decode, rank, world_size,
-                          locality, rank_nodes)
-
     def __len__(self) -> int:
         return len(self.names)
 
@@ -161,20 +155,12 @@ class ObjectDataset(_Dataset, _Objects):  # type: ignore[misc]
         return self.read(self.names[index])
 
 
-class ObjectIterableDataset(_IterableDataset, _Objects):  # type: ignore[misc]
+class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
     """An iterable dataset: each DataLoader worker of each rank reads its own contiguous run of
     the objects, in name order; together they read every object once.
 
     Takes the arguments of :class:`ObjectDataset`.
     """
-
-    def __init__(self, prefix: Optional[str] = None, *, names: Optional[Sequence[str]] = None,
-                 template: Optional[str] = None, client: Optional[Client] = None,
-                 transform: Optional[str] = None, args: str = "", decode: Optional[Decode] = None,
-                 rank: Optional[int] = None, world_size: Optional[int] = None, locality: bool = False,
-                 rank_nodes: Optional[Sequence[str]] = None) -> None:
-        _Objects.__init__(self, prefix, names, template, client, transform, args, decode, rank, world_size,
-                          locality, rank_nodes)
 
     def worker_names(self) -> Sequence[str]:
         """The objects the calling DataLoader worker (or the main process) reads."""
