@@ -162,6 +162,7 @@ test-python: ## the Python client's tests against an in-process fake agent; its 
 .PHONY: python-wheel
 python-wheel: ## the Python client (import mlkube) as a wheel into _output/python
 	$(PYTHON) -m pip wheel --no-deps --no-build-isolation --no-index -w _output/python ./python
+	rm -rf python/build python/mlkube.egg-info
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each
