@@ -96,11 +96,13 @@ class Client:
         self._http = self._new_pool()
 
     def _new_pool(self) -> urllib3.PoolManager:
-        # Only connecting is retried: once a request is sent, repeating it is the caller's choice.
+        # Connecting is retried, and a GET or HEAD once more when its connection broke (a pooled
+        # connection the agent closed while idle); a PUT or DELETE that was sent is the caller's
+        # to repeat, and statuses are answers, not failures to retry.
         return urllib3.PoolManager(
             num_pools=4, maxsize=self._pool_size, block=False, timeout=self.timeout,
-            retries=urllib3.Retry(total=2, connect=2, read=0, redirect=0, status=0, other=0,
-                                  raise_on_status=False))
+            retries=urllib3.Retry(total=2, connect=2, read=1, redirect=0, status=0, other=0,
+                                  allowed_methods=frozenset({"GET", "HEAD"}), raise_on_status=False))
 
     def _pool(self) -> urllib3.PoolManager:
         # A forked DataLoader worker must not share its parent's pooled sockets: two processes
@@ -127,9 +129,9 @@ class Client:
     def __repr__(self) -> str:
         return f"Client(url={self.url!r}, namespace={self.namespace!r})"
 
-    # The bearer token, read again when its file changed.
     def token(self) -> str:
-        """The token sent with the next request."""
+        """The token sent with the next request: the token given, or the token file's, read again
+        when the file changed."""
         if self._token:
             return self._token
         assert self._token_file is not None

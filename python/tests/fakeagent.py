@@ -39,6 +39,7 @@ class FakeAgent:
         self.tokens_seen: List[str] = []
         self.throttle = False  # answer 429 to everything
         self.revoke_stream_after: Optional[int] = None
+        self.drop_next = 0  # requests whose connection is closed without an answer
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
@@ -130,6 +131,11 @@ def _handler(agent: FakeAgent):
 
         def _serve(self) -> None:
             agent.requests.append((self.command, self.path))
+            if agent.drop_next:
+                agent.drop_next -= 1
+                self._body()
+                self.close_connection = True
+                return
             u = urlsplit(self.path)
             q = {k: v[0] for k, v in parse_qs(u.query).items()}
             if not self._authorized():

@@ -53,3 +53,15 @@ def test_error_body_that_is_not_the_agents():
     e = error_for(502, b"<html>bad gateway</html>")
     assert e.message == "<html>bad gateway</html>" and e.node == ""
     assert error_for(500, b"").message == "HTTP 500"
+
+
+def test_a_get_is_retried_once_when_its_connection_breaks(agent, client):
+    agent.store("x", b"1")
+    agent.drop_next = 1  # the answer never comes: the connection is closed
+    assert client.get("x") == b"1"
+    agent.drop_next = 2
+    with pytest.raises(mlkube.ConnectionFailed):
+        client.get("x")
+    agent.drop_next = 1
+    with pytest.raises(mlkube.ConnectionFailed):
+        client.put("y", b"2")  # sent: not repeated behind the caller's back
