@@ -75,3 +75,16 @@ def test_token_file_is_read_again_only_when_it_changed(tmp_path, monkeypatch):
     f.write_text("b")
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
     assert t.read() == "b" and len(opened) == 2
+
+
+def test_a_client_pickles_for_spawned_workers(agent, tmp_path):
+    import pickle
+    f = tmp_path / "token"
+    f.write_text("token-1")
+    agent.store("x", b"1")
+    c = pickle.loads(pickle.dumps(mlkube.Client(agent.url, token_file=str(f), namespace="team-a", env={})))
+    assert c.get("x") == b"1"
+    f.write_text("token-2")
+    agent.tokens = {"token-2"}
+    os.utime(f, ns=(1, 1))
+    assert c.get("x") == b"1"  # the token file came along, not a copy of the token
