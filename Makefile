@@ -156,7 +156,8 @@ test-race: ## the data path packages under the race detector
 PYTHON ?= /usr/bin/python3
 
 .PHONY: test-python
-test-python: ## the Python client's tests against an in-process fake agent; its DataLoader tests where python3-torch is installed
+test-python: ## the Python client's tests against an in-process fake agent, its datasets with a real DataLoader (python3-torch)
+	@$(PYTHON) -c 'import torch' 2>/dev/null || { echo "test-python: python3-torch is not installed, and the datasets' tests would be skipped: run hack/build/install-deps.sh"; exit 1; }
 	cd python && $(PYTHON) -m pytest -q -p no:cacheprovider tests
 
 .PHONY: python-wheel
