@@ -29,6 +29,9 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonSucceeded            = "Succeeded"
+	// ReasonNoDatapathAgent: the workers of a job with spec.dataset wait for a node whose data
+	// path agent is ready.
+	ReasonNoDatapathAgent = "NoDatapathAgent"
 )
 
 // Role is the replica type in lower case, as DMLC_ROLE, the replica-type label and replica names
