@@ -242,7 +242,7 @@ func setupControllers(mgr ctrl.Manager, opts Options) error {
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transformrun-controller"),
 		Agents: &transformrun.Agents{
 			Lister: agents, Port: opts.AgentPort,
-			HTTP:   &http.Client{Timeout: 5 * time.Second}, Token: token,
+			HTTP: &http.Client{Timeout: 5 * time.Second}, Token: token,
 		},
 		Poll: opts.RunPoll, Grace: opts.RunAgentGrace,
 	}

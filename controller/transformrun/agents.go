@@ -21,7 +21,7 @@ import (
 type Agents struct {
 	agentpods.Lister
 	Port int
-	HTTP      *http.Client
+	HTTP *http.Client
 	// Token, when set, is presented on every call: agents start runs only for callers whom RBAC
 	// lets create the non-resource URL wire.NodeRunsPath, the manager alone.
 	Token *agentclient.TokenFile
