@@ -10,6 +10,8 @@ import (
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/restricted"
+	"github.com/mlkube/mlkube/internal/restricted/restrictedtest"
 )
 
 func TestAddDataset(t *testing.T) {
@@ -133,5 +135,23 @@ func TestOnlyWorkersReadTheDataset(t *testing.T) {
 		if got := readsDataset(tc.job, tc.r); got != tc.want {
 			t.Errorf("readsDataset(dataset=%v, %s) = %v; want %v", tc.job.Spec.Dataset != nil, tc.r, got, tc.want)
 		}
+	}
+}
+
+// TestWorkerWithADatasetPassesRestricted: the token volume and the placement keep a restricted
+// worker within the restricted Pod Security Standard, by the API server's own evaluator.
+func TestWorkerWithADatasetPassesRestricted(t *testing.T) {
+	job := defaulted(builders.MxJob("train").Local().Dataset(v1beta1.Dataset{Prefix: "train"}).EditReplica(0, func(rs *v1beta1.ReplicaSpec) {
+		rs.Template.Spec.SecurityContext = restricted.Pod(restricted.DefaultUser)
+		rs.Template.Spec.Containers[0].SecurityContext = restricted.Container()
+	}))
+	pod := buildReplicaPod(job, replica{v1beta1.ReplicaTypeWorker, 0})
+	addDataset(pod, job, []string{"n1"})
+	v, err := restrictedtest.Violations(&pod.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) > 0 {
+		t.Errorf("restricted refuses the worker: %v", v)
 	}
 }
