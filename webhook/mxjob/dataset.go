@@ -3,6 +3,7 @@ package mxjob
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -22,13 +23,16 @@ func validateDataset(spec *v1beta1.MxJobSpec) field.ErrorList {
 	}
 	var errs field.ErrorList
 	switch {
+	case ds.Prefix != "" && strings.TrimRight(ds.Prefix, "/") == "":
+		errs = append(errs, field.Invalid(datasetPath.Child("prefix"), ds.Prefix, "must name a directory of the namespace's data, not its root"))
 	case ds.Prefix == "" && ds.Template == "":
 		errs = append(errs, field.Required(datasetPath, "name the objects with exactly one of spec.dataset.prefix (a directory, e.g. train) or spec.dataset.template (e.g. shard-{0000..0999}.tar)"))
 	case ds.Prefix != "" && ds.Template != "":
 		errs = append(errs, field.Forbidden(datasetPath.Child("template"),
 			"only one of spec.dataset.prefix and spec.dataset.template may be set, and spec.dataset.prefix is set too; remove one"))
 	case ds.Prefix != "":
-		errs = append(errs, fieldcheck.DataDir(datasetPath.Child("prefix"), ds.Prefix)...)
+		// Judged as defaulting leaves it, without trailing slashes.
+		errs = append(errs, fieldcheck.DataDir(datasetPath.Child("prefix"), strings.TrimRight(ds.Prefix, "/"))...)
 	default:
 		if _, err := wire.ParseTemplate(ds.Template, wire.RunLimits); err != nil {
 			errs = append(errs, field.Invalid(datasetPath.Child("template"), field.OmitValueType{}, err.Error()))

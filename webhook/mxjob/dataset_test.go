@@ -31,13 +31,14 @@ func TestValidateDataset(t *testing.T) {
 			ds:   v1beta1.Dataset{Prefix: "train", Template: "a-{0..9}"},
 			want: field.ErrorList{field.Forbidden(ds.Child("template"), "only one of spec.dataset.prefix and spec.dataset.template may be set, and spec.dataset.prefix is set too; remove one")},
 		},
-		"a prefix with a trailing slash": {
-			ds:   v1beta1.Dataset{Prefix: "train/"},
-			want: field.ErrorList{field.Invalid(ds.Child("prefix"), "train/", `write it as "train"`)},
+		"a prefix with a trailing slash": {ds: v1beta1.Dataset{Prefix: "train/"}},
+		"a prefix spelled uncleanly": {
+			ds:   v1beta1.Dataset{Prefix: "data//train/"},
+			want: field.ErrorList{field.Invalid(ds.Child("prefix"), "data//train", `write it as "data/train"`)},
 		},
 		"the data's root": {
-			ds:   v1beta1.Dataset{Prefix: "/"},
-			want: field.ErrorList{field.Invalid(ds.Child("prefix"), "/", "must name a directory of the namespace's data, not its root")},
+			ds:   v1beta1.Dataset{Prefix: "//"},
+			want: field.ErrorList{field.Invalid(ds.Child("prefix"), "//", "must name a directory of the namespace's data, not its root")},
 		},
 		"a prefix out of the namespace": {
 			ds:   v1beta1.Dataset{Prefix: "../team-b"},
@@ -104,5 +105,17 @@ func TestDatasetIsImmutable(t *testing.T) {
 		"field is immutable once the job exists (only spec.runPolicy.suspend may change); delete and recreate the job to change it")}
 	if diff := cmp.Diff(want, ValidateUpdate(old, changed)); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func TestDefaultTrimsTheDatasetPrefixsSlash(t *testing.T) {
+	job := builders.MxJob("train").Local().Dataset(v1beta1.Dataset{Prefix: "data/train//"}).Obj()
+	Default(job)
+	if job.Spec.Dataset.Prefix != "data/train" {
+		t.Errorf("prefix %q after defaulting; want data/train", job.Spec.Dataset.Prefix)
+	}
+	Default(job)
+	if job.Spec.Dataset.Prefix != "data/train" {
+		t.Errorf("prefix %q after defaulting twice; want data/train (idempotent)", job.Spec.Dataset.Prefix)
 	}
 }

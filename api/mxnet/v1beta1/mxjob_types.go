@@ -187,7 +187,7 @@ type MxJobSpec struct {
 // and template is set.
 type Dataset struct {
 	// prefix is a directory of the namespace's data whose objects, at any depth, make the dataset,
-	// e.g. train/.
+	// e.g. train; the webhook drops trailing slashes, so train/ is stored as train.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Prefix string `json:"prefix,omitempty"`
