@@ -3,10 +3,12 @@ package integration
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,7 +19,8 @@ import (
 )
 
 // TestMxJobWithADatasetWaitsForAgentsAndPlacesWorkersOnTheirNodes: in a namespace enforcing the
-// restricted Pod Security Standard, a job with spec.dataset has its scheduler and server created
+// restricted Pod Security Standard, a job with spec.dataset is refused while its workers'
+// ServiceAccount may not read the dataset; once it may, the job has its scheduler and server created
 // at once and its workers held back, with an event, while no node has a ready agent; once agents
 // are ready on two nodes, the workers are created with the data path token and environment,
 // limited to those two nodes, and the API server's Pod Security admission lets them in.
@@ -34,6 +37,14 @@ func TestMxJobWithADatasetWaitsForAgentsAndPlacesWorkersOnTheirNodes(t *testing.
 		spec.SecurityContext = restricted.Pod(1000)
 		spec.Containers[0].SecurityContext = restricted.Container()
 	}
+	// The workers' ServiceAccount may not read the dataset yet: the job is refused, naming the
+	// binding to make.
+	err := k8s.Create(ctx, job.DeepCopy())
+	if err == nil || !strings.Contains(err.Error(), "spec.dataset.transform: Forbidden: the workers run as ServiceAccount mxjob-dataset/default") ||
+		!strings.Contains(err.Error(), "kubectl -n mxjob-dataset create rolebinding default-datapath --clusterrole=mlkube-datapath-user --serviceaccount=mxjob-dataset:default") {
+		t.Fatalf("creating a job whose workers may not read its dataset: %v; want a refusal naming the binding", err)
+	}
+	grantDataset(t, ns.Name, "default")
 	k8s.MustCreate(t, job)
 
 	k8s.Eventually(t, "the scheduler and the server, and an event saying why the workers wait", func(ctx context.Context) (bool, error) {
@@ -72,6 +83,21 @@ func TestMxJobWithADatasetWaitsForAgentsAndPlacesWorkersOnTheirNodes(t *testing.
 	both.ObjectMeta = metav1.ObjectMeta{Name: "reader2", Namespace: ns.Name}
 	k8s.MustCreate(t, both)
 	checkWorkers(t, both, "node-a", "node-b")
+}
+
+// grantDataset lets ServiceAccount sa of ns read the namespace's data through Transforms, as
+// mlkube-datapath-user does (that ClusterRole is not installed here).
+func grantDataset(t *testing.T, ns, sa string) {
+	t.Helper()
+	k8s.MustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "datapath", Namespace: ns}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"etl.mlkube.io"}, Resources: []string{"objects"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"etl.mlkube.io"}, Resources: []string{"transforms"}, Verbs: []string{"use"}},
+	}})
+	k8s.MustCreate(t, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "datapath", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "datapath"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
+	})
 }
 
 // checkWorkers waits for the job's four pods and checks that its workers have the dataset's

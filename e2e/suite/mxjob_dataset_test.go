@@ -20,7 +20,7 @@ import (
 // TestMxJobWorkersReadTheirDatasetThroughTheirNodesAgent: alice, an editor of a namespace that
 // enforces the restricted Pod Security Standard, puts a dataset with kubectl etl cp and submits
 // an MxJob that names it, one worker per node, run as a ServiceAccount the admin bound to
-// mlkube-datapath-viewer (docs/datapath-rbac.md, "MxJob workers"). The controller gives the
+// mlkube-datapath-viewer (docs/datapath-rbac.md, "MxJob workers"), and refused before that. The controller gives the
 // workers their token and environment and places one on each node; each worker reads every object
 // through the agent Service its environment names, with the token it was given, byte for byte.
 // The workers run the testserver, whose /fetch, called through the API server's pod proxy, is
@@ -30,13 +30,18 @@ func TestMxJobWorkersReadTheirDatasetThroughTheirNodesAgent(t *testing.T) {
 	nodes := readyNodes(t)
 	ns := onboard(t, "alice")
 	k8s.MustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "trainer", Namespace: ns}})
-	grant(t, ns, "mlkube-datapath-viewer", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "trainer", Namespace: ns})
 	alice := admin.as("alice")
+	submit := fmt.Sprintf("submit reader -n %s --workers %d --image %s --dataset etl:train/ --service-account trainer "+
+		"--env TOKEN_FILE=%s -- /testserver", ns, len(nodes), clientImage, wire.TokenFile)
+
+	// Until the admin binds trainer, the webhook refuses the job, naming the binding.
+	alice.refused(append([]string{"mxjob"}, strings.Fields(submit)...), "",
+		fmt.Sprintf("kubectl -n %s create rolebinding trainer-datapath --clusterrole=mlkube-datapath-viewer --serviceaccount=%s:trainer", ns, ns))
+	grant(t, ns, "mlkube-datapath-viewer", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "trainer", Namespace: ns})
 
 	files := alice.randomTree("train", 24, 4096, []string{"cats", "dogs"}, 0)
 	alice.do(ns, "etl cp ./train etl:train/")
-	alice.do(ns, fmt.Sprintf("mxjob submit reader --workers %d --image %s --dataset etl:train/ --service-account trainer "+
-		"--env TOKEN_FILE=%s -- /testserver", len(nodes), clientImage, wire.TokenFile), "mxjob.mxnet.mlkube.io/reader created")
+	alice.want(append([]string{"mxjob"}, strings.Fields(submit)...), "mxjob.mxnet.mlkube.io/reader created")
 	job := &v1beta1.MxJob{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns}}
 	t.Cleanup(func() { dumpDiagnostics(t, ns) })
 

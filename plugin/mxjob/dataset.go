@@ -2,7 +2,6 @@ package mxjob
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -78,24 +77,6 @@ func checkTransform(transform string) error {
 		}
 	}
 	return nil
-}
-
-// printDatasetAccess tells who reads the dataset and how to grant it: the agent answers 403 to a
-// worker whose ServiceAccount holds no data path role, which would show only in the job's logs.
-func printDatasetAccess(w io.Writer, job *v1beta1.MxJob, serviceAccount string) {
-	ds := job.Spec.Dataset
-	if ds == nil {
-		return
-	}
-	if serviceAccount == "" {
-		serviceAccount = "default"
-	}
-	role := "mlkube-datapath-viewer"
-	if ds.Transform != "" {
-		role = "mlkube-datapath-user" // use transforms
-	}
-	fmt.Fprintf(w, "the workers of %s read its dataset as serviceaccount %s/%s; unless it holds %s already, an admin of %s grants it with: kubectl -n %s create rolebinding %s-datapath --clusterrole=%s --serviceaccount=%s:%s (docs/datapath-rbac.md)\n",
-		job.Name, job.Namespace, serviceAccount, role, job.Namespace, job.Namespace, serviceAccount, role, job.Namespace, serviceAccount)
 }
 
 // datasetString spells spec.dataset as submit's flags do: "etl:train/ through decode (args

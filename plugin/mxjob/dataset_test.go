@@ -32,13 +32,11 @@ func TestSubmitDataset(t *testing.T) {
 		"a prefix through a transform": {
 			args:    submit("--dataset", "etl:train/", "--transform", "decode"),
 			wantOut: "mxjob.mxnet.mlkube.io/train created\n",
-			wantErr: "the workers of train read its dataset as serviceaccount default/default; unless it holds mlkube-datapath-user already, an admin of default grants it with: kubectl -n default create rolebinding default-datapath --clusterrole=mlkube-datapath-user --serviceaccount=default:default (docs/datapath-rbac.md)\n",
 			check:   datasetOf(&v1beta1.Dataset{Prefix: "train", Transform: "decode"}, ""),
 		},
 		"a template read as stored, by a ServiceAccount of its own": {
 			args:    submit("--dataset", "etl:shard-{00..09}.tar", "--service-account", "trainer"),
 			wantOut: "mxjob.mxnet.mlkube.io/train created\n",
-			wantErr: "the workers of train read its dataset as serviceaccount default/trainer; unless it holds mlkube-datapath-viewer already, an admin of default grants it with: kubectl -n default create rolebinding trainer-datapath --clusterrole=mlkube-datapath-viewer --serviceaccount=default:trainer (docs/datapath-rbac.md)\n",
 			check:   datasetOf(&v1beta1.Dataset{Template: "shard-{00..09}.tar"}, "trainer"),
 		},
 		"transform args": {

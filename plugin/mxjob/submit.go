@@ -292,11 +292,5 @@ func (o *submitOptions) Run(ctx context.Context) error {
 		return err
 	}
 	c := &createOptions{env: o.env, dryRun: o.dryRun, print: o.print, jobs: []*v1beta1.MxJob{job}}
-	if err := c.create(ctx); err != nil {
-		return err
-	}
-	if o.dryRun == "none" {
-		printDatasetAccess(o.env.ErrOut, job, o.spec.data.serviceAccount)
-	}
-	return nil
+	return c.create(ctx)
 }
