@@ -6,7 +6,6 @@ import (
 
 	authzv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -72,7 +71,7 @@ func WorkerAccess(ctx context.Context, c client.Client, req admission.Request, j
 	}
 	var errs field.ErrorList
 	for _, sa := range workerServiceAccounts(job) {
-		caller := access.Caller{Name: serviceaccount.MakeUsername(ns, sa), Groups: serviceaccount.MakeGroupNames(ns)}
+		caller := serviceAccountCaller(ns, sa)
 		for _, n := range workerNeeds(ns, ds) {
 			sar := &authzv1.SubjectAccessReview{Spec: access.ReviewSpec(caller, n.q)}
 			if err := c.Create(ctx, sar); err != nil {
@@ -105,4 +104,14 @@ func workerServiceAccounts(job *v1beta1.MxJob) []string {
 		out = append(out, sa)
 	}
 	return out
+}
+
+// serviceAccountCaller is who the API server says a token of ServiceAccount ns/sa is: its user
+// name and groups, as TokenReview answers them for the agent (spelled here rather than taken from
+// k8s.io/apiserver, which the manager does not otherwise link).
+func serviceAccountCaller(ns, sa string) access.Caller {
+	return access.Caller{
+		Name:   "system:serviceaccount:" + ns + ":" + sa,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
 }
