@@ -16,10 +16,11 @@ const (
 	EnvDatapathTokenFile = "MLKUBE_DATAPATH_TOKEN_FILE"
 	// EnvNamespace is the pod's namespace, whose data the dataset is.
 	EnvNamespace = "MLKUBE_NAMESPACE"
-	// EnvNodeName is the name of the pod's node, so that a reader can tell its own node's
-	// objects (X-Mlkube-Node) from the others'.
+	// EnvNodeName is the name of the pod's node (MLKUBE_NODE, as in transformer pods), so that
+	// a reader can tell its own node's objects (X-Mlkube-Node) from the others'.
 	EnvNodeName = EnvNode
-	// EnvDatasetPrefix is spec.dataset.prefix; unset when the dataset is a template.
+	// EnvDatasetPrefix is spec.dataset.prefix with a trailing slash, "train/", ready for a
+	// list's ?prefix=; unset when the dataset is a template.
 	EnvDatasetPrefix = "MLKUBE_DATASET_PREFIX"
 	// EnvDatasetTemplate is spec.dataset.template; unset when the dataset is a prefix.
 	EnvDatasetTemplate = "MLKUBE_DATASET_TEMPLATE"
