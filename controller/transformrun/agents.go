@@ -7,38 +7,24 @@ import (
 	"net/http"
 	"net/url"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
+	"github.com/mlkube/mlkube/controller/internal/agentpods"
 )
 
 // Agents reaches the node agents' runs API (api/wire/noderuns.go), each agent by its pod's IP.
 type Agents struct {
-	// Reader lists the agent pods. The manager caches only the pods it made, so this is its API
-	// reader: one list of the agents' namespace per poll.
-	Reader    client.Reader
-	Namespace string
-	Selector  client.MatchingLabels
-	Port      int
-	HTTP      *http.Client
+	agentpods.Lister
+	Port int
+	HTTP *http.Client
 	// Token, when set, is presented on every call: agents start runs only for callers whom RBAC
 	// lets create the non-resource URL wire.NodeRunsPath, the manager alone.
 	Token *agentclient.TokenFile
-}
-
-// ready maps each node to the IP of its Ready agent pod.
-func (a *Agents) ready(ctx context.Context) (map[string]string, error) {
-	var pods corev1.PodList
-	if err := a.Reader.List(ctx, &pods, client.InNamespace(a.Namespace), a.Selector); err != nil {
-		return nil, fmt.Errorf("listing the node agents: %w", err)
-	}
-	return readyAgents(pods.Items), nil
 }
 
 func (a *Agents) token() (string, error) {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -21,7 +20,7 @@ var specPath = field.NewPath("spec")
 func ValidateCreate(r *v1alpha1.TransformRun) field.ErrorList {
 	spec := r.Spec.DeepCopy()
 	DefaultSpec(spec)
-	errs := validateTransform(specPath.Child("transform"), spec.Transform)
+	errs := fieldcheck.Pipeline(specPath.Child("transform"), spec.Transform, "run", "split it into several runs")
 	if len(spec.Args) > wire.MaxArgs {
 		errs = append(errs, field.Invalid(specPath.Child("args"), fmt.Sprintf("%d bytes", len(spec.Args)), fmt.Sprintf(
 			"must be at most %d bytes, as args reach the transformer with every object; pass larger parameters in an object", wire.MaxArgs)))
@@ -50,24 +49,6 @@ func ValidateUpdate(old, r *v1alpha1.TransformRun) field.ErrorList {
 		return nil // let finalizers be removed whatever the spec holds
 	}
 	return validateImmutable(&old.Spec, &r.Spec)
-}
-
-// validateTransform checks spec.transform: a Transform's name, or a pipeline "a>>b" of at most
-// wire.MaxPipelineStages of them, as the agent resolves it.
-func validateTransform(p *field.Path, transform string) field.ErrorList {
-	stages := wire.SplitPipeline(transform)
-	if len(stages) > wire.MaxPipelineStages {
-		return field.ErrorList{field.Invalid(p, transform, fmt.Sprintf(
-			"a pipeline has at most %d stages, as each holds a transformer connection per object in flight; split it into several runs", wire.MaxPipelineStages))}
-	}
-	var errs field.ErrorList
-	for i, stage := range stages {
-		for _, msg := range validation.IsDNS1123Subdomain(stage) {
-			errs = append(errs, field.Invalid(p, transform, fmt.Sprintf(
-				"stage %d, %q, must name a Transform of the run's namespace (stages are joined by %q): %s", i+1, stage, wire.PipelineSeparator, msg)))
-		}
-	}
-	return errs
 }
 
 // validateImmutable refuses any change of the spec but suspend, on the field that changed: the
