@@ -136,7 +136,7 @@ envtest-assets: ## build kube-apiserver (cached) for the integration tests
 test-all: lint test krew-check e2e ## everything README promises: lint, unit, integration, fuzz, the krew manifests, e2e on a real cluster
 
 .PHONY: test
-test: test-unit test-race fuzz ## unit and integration tests (real kube-apiserver + etcd), the data path under -race, then fuzzing
+test: test-unit test-race test-python fuzz ## unit and integration tests (real kube-apiserver + etcd), the data path under -race, the Python client, then fuzzing
 
 .PHONY: test-unit
 test-unit:
@@ -150,6 +150,20 @@ RACE_PACKAGES := ./datapath/... ./sdk/... ./runtimes/ioshim/... ./internal/ws/..
 .PHONY: test-race
 test-race: ## the data path packages under the race detector
 	CGO_ENABLED=1 $(GO) test -count=1 -race $(RACE_PACKAGES)
+
+# The Python client (python/) is built and tested with Debian's python3, not a pyenv shim on PATH:
+# it depends only on what Debian packages (hack/build/install-deps.sh installs them).
+PYTHON ?= /usr/bin/python3
+
+.PHONY: test-python
+test-python: ## the Python client's tests against an in-process fake agent, its datasets with a real DataLoader (python3-torch)
+	@$(PYTHON) -c 'import torch' 2>/dev/null || { echo "test-python: python3-torch is not installed, and the datasets' tests would be skipped: run hack/build/install-deps.sh"; exit 1; }
+	cd python && $(PYTHON) -m pytest -q -p no:cacheprovider tests
+
+.PHONY: python-wheel
+python-wheel: ## the Python client (import mlkube) as a wheel into _output/python
+	$(PYTHON) -m pip wheel --no-deps --no-build-isolation --no-index -w _output/python ./python
+	rm -rf python/build python/mlkube.egg-info
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each

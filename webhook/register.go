@@ -10,7 +10,7 @@ import (
 
 // Register serves the MxJob, Transform and TransformRun webhooks on the manager's webhook server.
 func Register(mgr ctrl.Manager) error {
-	if err := mxjob.Rules.Register(mgr); err != nil {
+	if err := mxjob.NewRules(mgr.GetClient()).Register(mgr); err != nil {
 		return err
 	}
 	if err := transform.NewRules(mgr.GetClient(), mgr.GetAPIReader()).Register(mgr); err != nil {

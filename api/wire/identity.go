@@ -8,4 +8,7 @@ const Audience = "mlkube-datapath"
 
 // TokenFile is where mlkube's own pods (the manager, the e2e clients) mount their data path
 // token; the kubelet refreshes it before it expires, so callers read it again now and then.
-const TokenFile = "/var/run/secrets/mlkube.io/datapath/token"
+const TokenFile = TokenDir + "/token"
+
+// TokenDir is the directory of TokenFile, where a projected token volume is mounted.
+const TokenDir = "/var/run/secrets/mlkube.io/datapath"

@@ -36,6 +36,7 @@ type NodeRunSpec struct {
 	Destination     etlv1alpha1.RunDestination `json:"destination"`
 	Workers         int                        `json:"workers"`
 	DryRun          bool                       `json:"dryRun,omitempty"`
+	Check           bool                       `json:"check,omitempty"`
 	ContinueOnError bool                       `json:"continueOnError,omitempty"`
 	Overwrite       bool                       `json:"overwrite,omitempty"`
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/certs"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
+	"github.com/mlkube/mlkube/controller/internal/agentpods"
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/controller/transformrun"
@@ -213,10 +214,13 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 // controller's statistics collector and the TransformRun controller reach the same node agents,
 // with the same token.
 func setupControllers(mgr ctrl.Manager, opts Options) error {
-	if err := (&mxjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller")}).SetupWithManager(mgr, opts.MxJobWorkers); err != nil {
+	// The agents' pods are not the manager's to cache; a list when they are needed is cheap.
+	agents := agentpods.Lister{Reader: mgr.GetAPIReader(), Namespace: opts.AgentNamespace, Selector: agentLabels}
+	if err := (&mxjob.Reconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-controller"), Agents: &agents,
+	}).SetupWithManager(mgr, opts.MxJobWorkers); err != nil {
 		return fmt.Errorf("setting up the MxJob controller: %w", err)
 	}
-	// The agents' pods are not the manager's to cache; a list per collection is cheap.
 	stats := transform.NewCollector(mgr.GetAPIReader(), opts.AgentNamespace, agentLabels, opts.AgentPort)
 	var token *agentclient.TokenFile
 	if opts.DatapathTokenFile != "" {
@@ -237,7 +241,7 @@ func setupControllers(mgr ctrl.Manager, opts Options) error {
 	runs := &transformrun.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transformrun-controller"),
 		Agents: &transformrun.Agents{
-			Reader: mgr.GetAPIReader(), Namespace: opts.AgentNamespace, Selector: agentLabels, Port: opts.AgentPort,
+			Lister: agents, Port: opts.AgentPort,
 			HTTP: &http.Client{Timeout: 5 * time.Second}, Token: token,
 		},
 		Poll: opts.RunPoll, Grace: opts.RunAgentGrace,

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/controller/internal/agentpods"
 	"github.com/mlkube/mlkube/controller/internal/owned"
 )
 
@@ -30,6 +31,9 @@ type Reconciler struct {
 	client.Client
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
+	// Agents finds the nodes whose data path agent is ready, where the workers of a job with
+	// spec.dataset go.
+	Agents *agentpods.Lister
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -69,10 +73,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	p := computePlan(&job, pods, services, r.Clock.Now())
+	place, err := r.placeWorkers(ctx, o, &job, p.createPods)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 
 	// Pods go first: they take seconds to start, while a Service is ready at once.
 	errs := []error{
-		owned.Create(ctx, o, p.createPods, podCreation(&job)),
+		owned.Create(ctx, o, place.create, podCreation(&job, place.nodes)),
 		owned.Create(ctx, o, p.createServices, serviceCreation(&job)),
 	}
 	if !equality.Semantic.DeepEqual(job.Status, p.status) {
@@ -94,13 +102,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			errs = append(errs, err)
 		}
 	}
-	return reconcile.Result{RequeueAfter: p.requeueAfter}, errors.Join(errs...)
+	requeue := p.requeueAfter
+	if place.requeueAfter > 0 {
+		requeue = owned.Sooner(requeue, place.requeueAfter)
+	}
+	return reconcile.Result{RequeueAfter: requeue}, errors.Join(errs...)
 }
 
-// podCreation makes a replica's pod.
-func podCreation(job *v1beta1.MxJob) func(replica) owned.Creation {
+// podCreation makes a replica's pod; a worker of a job with a dataset goes to one of nodes.
+func podCreation(job *v1beta1.MxJob, nodes []string) func(replica) owned.Creation {
 	return func(r replica) owned.Creation {
 		pod := buildReplicaPod(job, r)
+		if readsDataset(job, r) {
+			addDataset(pod, job, nodes)
+		}
 		return owned.Creation{Object: pod, Created: "created pod " + pod.Name, Creating: "creating pod " + pod.Name}
 	}
 }

@@ -7,38 +7,24 @@ import (
 	"net/http"
 	"net/url"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
+	"github.com/mlkube/mlkube/controller/internal/agentpods"
 )
 
 // Agents reaches the node agents' runs API (api/wire/noderuns.go), each agent by its pod's IP.
 type Agents struct {
-	// Reader lists the agent pods. The manager caches only the pods it made, so this is its API
-	// reader: one list of the agents' namespace per poll.
-	Reader    client.Reader
-	Namespace string
-	Selector  client.MatchingLabels
-	Port      int
-	HTTP      *http.Client
+	agentpods.Lister
+	Port int
+	HTTP *http.Client
 	// Token, when set, is presented on every call: agents start runs only for callers whom RBAC
 	// lets create the non-resource URL wire.NodeRunsPath, the manager alone.
 	Token *agentclient.TokenFile
-}
-
-// ready maps each node to the IP of its Ready agent pod.
-func (a *Agents) ready(ctx context.Context) (map[string]string, error) {
-	var pods corev1.PodList
-	if err := a.Reader.List(ctx, &pods, client.InNamespace(a.Namespace), a.Selector); err != nil {
-		return nil, fmt.Errorf("listing the node agents: %w", err)
-	}
-	return readyAgents(pods.Items), nil
 }
 
 func (a *Agents) token() (string, error) {
@@ -53,8 +39,8 @@ func nodeRunSpec(run *v1alpha1.TransformRun) wire.NodeRunSpec {
 	return wire.NodeRunSpec{
 		UID: string(run.UID), Pipeline: run.Spec.Transform, Args: run.Spec.Args,
 		Source: run.Spec.Source, Destination: run.Spec.Destination,
-		Workers:         int(ptr.Deref(run.Spec.WorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)),
-		DryRun:          run.Spec.DryRun,
+		Workers: int(ptr.Deref(run.Spec.WorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)),
+		DryRun:  run.Spec.DryRun, Check: run.Spec.Check,
 		ContinueOnError: run.Spec.ContinueOnError, Overwrite: run.Spec.Overwrite,
 	}
 }

@@ -10,29 +10,6 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 )
 
-// readyAgents maps each node to the pod IP of a Ready agent pod on it; a node whose agent is
-// restarting or not yet up has none. Of two Ready pods (a rolling update), the newer wins: the
-// older is about to go.
-func readyAgents(pods []corev1.Pod) map[string]string {
-	slices.SortFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
-	out := map[string]string{}
-	for _, p := range pods {
-		if p.Spec.NodeName != "" && p.Status.PodIP != "" && p.DeletionTimestamp == nil && podReady(&p) {
-			out[p.Spec.NodeName] = p.Status.PodIP
-		}
-	}
-	return out
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // chooseNodes picks the nodes of a starting run, sorted. A node selector is the user's explicit
 // choice and is taken as it is: a chosen node whose agent never answers fails its share after the
 // grace period, with a reason, rather than being dropped silently. Without one, the run goes to

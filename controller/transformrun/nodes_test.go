@@ -2,7 +2,6 @@ package transformrun
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -10,30 +9,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
-
-func agent(node, ip string, ready bool, age time.Duration) corev1.Pod {
-	status := corev1.ConditionFalse
-	if ready {
-		status = corev1.ConditionTrue
-	}
-	return corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(time.Unix(1e9, 0).Add(-age))},
-		Spec:       corev1.PodSpec{NodeName: node},
-		Status:     corev1.PodStatus{PodIP: ip, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
-	}
-}
-
-func TestReadyAgents(t *testing.T) {
-	got := readyAgents([]corev1.Pod{
-		agent("a", "10.0.0.2", true, time.Minute), // replaced by the newer pod below
-		agent("a", "10.0.0.3", true, time.Second),
-		agent("b", "10.0.0.4", false, time.Minute),
-		agent("c", "", true, time.Minute),
-	})
-	if diff := cmp.Diff(map[string]string{"a": "10.0.0.3"}, got); diff != "" {
-		t.Errorf("readyAgents (-want +got):\n%s", diff)
-	}
-}
 
 func transformReadyOn(name string, nodes ...string) *v1alpha1.Transform {
 	t := &v1alpha1.Transform{ObjectMeta: metav1.ObjectMeta{Name: name}}

@@ -51,6 +51,30 @@ func recentRates(prev rates, before, after []v1alpha1.RunNodeStatus, elapsed tim
 	return rates{objects: prev.objects + alpha*(sample.objects-prev.objects), bytes: prev.bytes + alpha*(sample.bytes-prev.bytes)}
 }
 
+// nodeRates sets the recent rate of each node of after whose share runs, folded from its own
+// rate in before as the run's is; a node whose share is not running has none, so that describe
+// gives no ETA for a node that is done or stopped.
+func nodeRates(before, after []v1alpha1.RunNodeStatus, elapsed time.Duration) {
+	was := map[string]v1alpha1.RunNodeStatus{}
+	for _, n := range before {
+		was[n.Node] = n
+	}
+	for i := range after {
+		n := &after[i]
+		var r rates
+		if n.Phase == v1alpha1.RunRunning {
+			old, ok := was[n.Node]
+			prev := rates{objects: float64(old.ObjectsPerSecond), bytes: float64(old.BytesPerSecond)}
+			var b []v1alpha1.RunNodeStatus
+			if ok {
+				b = []v1alpha1.RunNodeStatus{old}
+			}
+			r = recentRates(prev, b, after[i:i+1], elapsed)
+		}
+		n.ObjectsPerSecond, n.BytesPerSecond = int64(math.Round(r.objects)), int64(math.Round(r.bytes))
+	}
+}
+
 // averageRates is a finished run's rate: all it processed over its whole duration.
 func averageRates(totals v1alpha1.RunCounts, took time.Duration) rates {
 	if took <= 0 {
@@ -60,23 +84,13 @@ func averageRates(totals v1alpha1.RunCounts, took time.Duration) rates {
 	return rates{objects: float64(o) / took.Seconds(), bytes: float64(b) / took.Seconds()}
 }
 
-// eta is the time the remaining objects take at the rate, "" when there is nothing left or no
-// rate to tell.
+// eta is the time the remaining objects take at the rate.
 func eta(totals v1alpha1.RunCounts, r rates) string {
-	left := totals.PlannedObjects - totals.DoneObjects - totals.SkippedObjects - totals.FailedObjects
-	if left <= 0 || r.objects <= 0 {
-		return ""
-	}
-	return (time.Duration(float64(left) / r.objects * float64(time.Second))).Round(time.Second).String()
+	return v1alpha1.ETAText(totals.Left(), r.objects)
 }
 
-// rateText spells a rate for kubectl get, in MB/s as people compare disks and networks.
-func rateText(r rates) string {
-	if r.objects == 0 && r.bytes == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%.0f obj/s, %.1f MB/s", r.objects, r.bytes/1e6)
-}
+// rateText spells a rate for kubectl get.
+func rateText(r rates) string { return v1alpha1.RateText(r.objects, r.bytes) }
 
 // progress is "done/planned": objects finished, in this attempt or an earlier one.
 func progress(totals v1alpha1.RunCounts) string {

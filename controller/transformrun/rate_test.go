@@ -1,9 +1,12 @@
 package transformrun
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 )
@@ -73,5 +76,26 @@ func TestETAProgressAndRateText(t *testing.T) {
 	}
 	if got := averageRates(v1alpha1.RunCounts{DoneObjects: 90, FailedObjects: 10, DoneBytes: 1000}, 10*time.Second); got != (rates{objects: 10, bytes: 100}) {
 		t.Errorf("averageRates = %+v; want 10 obj/s, 100 B/s", got)
+	}
+}
+
+// TestNodeRates: a running node's rate is folded from its own, a node new to the run starts at
+// its sample, and a node whose share ended has none.
+func TestNodeRates(t *testing.T) {
+	node := func(name string, phase v1alpha1.RunPhase, done, objPerSec int64) v1alpha1.RunNodeStatus {
+		return v1alpha1.RunNodeStatus{Node: name, Phase: phase, ObjectsPerSecond: objPerSec, BytesPerSecond: objPerSec * 1000,
+			RunCounts: v1alpha1.RunCounts{DoneObjects: done, DoneBytes: done * 1000}}
+	}
+	before := []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunRunning, 100, 10), node("c", v1alpha1.RunRunning, 10, 7)}
+	after := []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunRunning, 150, 0), node("b", v1alpha1.RunRunning, 20, 0), node("c", v1alpha1.RunSucceeded, 20, 0)}
+	nodeRates(before, after, 10*time.Second)
+	var got []string
+	for _, n := range after {
+		got = append(got, fmt.Sprintf("%s %d obj/s %d B/s", n.Node, n.ObjectsPerSecond, n.BytesPerSecond))
+	}
+	// a: 10 obj/s folded toward its sample of 5 by 1-e^(-10/20), its bytes alike.
+	want := []string{"a 8 obj/s 8033 B/s", "b 2 obj/s 2000 B/s", "c 0 obj/s 0 B/s"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("node rates (-want +got):\n%s", diff)
 	}
 }

@@ -141,7 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // is set on the reconcile's copy before its agents are first asked: their grace period runs from
 // it.
 func (r *Reconciler) observe(ctx context.Context, run *v1alpha1.TransformRun, now time.Time) (observed, error) {
-	agents, err := r.Agents.ready(ctx)
+	agents, err := r.Agents.Ready(ctx)
 	if err != nil {
 		return observed{}, err
 	}
@@ -200,7 +200,7 @@ func (r *Reconciler) stopDeleted(ctx context.Context, key types.NamespacedName) 
 	run := &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: tracked.uid}}
 	run.Spec.Suspend = true
 	nodes := pendingNodes(tracked.nodes)
-	agents, err := r.Agents.ready(ctx)
+	agents, err := r.Agents.Ready(ctx)
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("cannot stop a deleted run's shares", "error", err)
 		return

@@ -130,6 +130,7 @@ func computeStatus(run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, f
 		prev := rates{objects: float64(run.Status.ObjectsPerSecond), bytes: float64(run.Status.BytesPerSecond)}
 		r = recentRates(prev, run.Status.Nodes, nodes, sinceWrite)
 	}
+	nodeRates(run.Status.Nodes, st.Nodes, sinceWrite)
 	st.ObjectsPerSecond, st.BytesPerSecond = int64(math.Round(r.objects)), int64(math.Round(r.bytes))
 	st.Rate = rateText(r)
 	st.ETA = ""

@@ -378,6 +378,46 @@ func TestNodeRunErrors(t *testing.T) {
 	})
 }
 
+// TestNodeRunCheck: a check transforms every object to the end of its
+// result and writes none: an existing result is no conflict, and the
+// failures (one of them late in its result) are listed as a run lists them.
+func TestNodeRunCheck(t *testing.T) {
+	e := newEnv(t)
+	e.addTransform("t", etlv1alpha1.CommHPush, "", failBad)
+	for _, name := range []string{"a", "b-bad", "c", "d-late"} {
+		e.writeObject("raw/"+name, []byte(name))
+	}
+	e.writeObject("out/a", []byte("someone else's"))
+	spec := prefixRun("t", 2)
+	spec.Check, spec.ContinueOnError = true, true
+	s := e.runToEnd("r1", spec)
+	wantCounts(t, s, etlv1alpha1.RunFailed, etlv1alpha1.RunCounts{PlannedObjects: 4, PlannedBytes: 13, DoneObjects: 2, DoneBytes: 2, FailedObjects: 2})
+	var failed []string
+	for _, oe := range e.readManifest() {
+		failed = append(failed, oe.Object+": "+oe.Message)
+	}
+	slices.Sort(failed)
+	if diff := cmp.Diff([]string{"raw/b-bad: cannot transform raw/b-bad", "raw/d-late: unexpected EOF"}, failed); diff != "" {
+		t.Errorf("error manifest (-want +got):\n%s", diff)
+	}
+	entries, err := os.ReadDir(filepath.Join(e.root, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range entries {
+		if !strings.HasPrefix(d.Name(), ".") {
+			names = append(names, d.Name())
+		}
+	}
+	if diff := cmp.Diff([]string{"a", wire.ErrorManifest(testUID)}, names); diff != "" {
+		t.Errorf("the destination after a check (-want +got):\n%s", diff)
+	}
+	if got, _ := e.readObject("out/a"); got != "someone else's" {
+		t.Errorf("out/a = %q: a check replaced it", got)
+	}
+}
+
 func TestNodeRunOverwrite(t *testing.T) {
 	e := newEnv(t)
 	e.addTransform("t", etlv1alpha1.CommHPush, "", tag("t"))

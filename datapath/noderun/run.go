@@ -276,7 +276,8 @@ func (r *Run) process(it item, buf []byte) {
 		r.counts.skippedObjects.Add(1)
 		return
 	}
-	if !r.plan.spec.Overwrite && !r.journal.mayHaveWritten(it.object) {
+	// A check writes no result, so an existing one is no conflict.
+	if !r.plan.spec.Overwrite && !r.plan.spec.Check && !r.journal.mayHaveWritten(it.object) {
 		if _, err := r.root.Lstat(it.result); err == nil {
 			r.failed(it.object, status.With(http.StatusConflict, fmt.Errorf(
 				"destination object %q exists; set overwrite to replace it, or choose another destination", it.result)))
@@ -295,9 +296,28 @@ func (r *Run) process(it item, buf []byte) {
 	// attempt.
 }
 
-// transform runs one object through the pipeline into its result.
+// transform runs one object through the pipeline into its result, or for
+// a check, through the pipeline to its end.
 func (r *Run) transform(it item, buf []byte) error {
-	return r.pipeline.Transform(r.ctx, it.object, r.plan.spec.Args, func(result io.Reader) error { return r.write(it, result, buf) })
+	sink := r.write
+	if r.plan.spec.Check {
+		sink = r.discard
+	}
+	return r.pipeline.Transform(r.ctx, it.object, r.plan.spec.Args, func(result io.Reader) error { return sink(it, result, buf) })
+}
+
+// discard reads a check's result to its end, which is when a transformer
+// that fails late reports it, and journals the object as checked: a resumed
+// check does not read it again. Nothing is renamed into the destination, so
+// the journal needs no intent record.
+func (r *Run) discard(it item, result io.Reader, buf []byte) error {
+	if _, err := io.CopyBuffer(io.Discard, result, buf); err != nil {
+		return err
+	}
+	if err := r.journal.complete(it.object, r.plan.dst); err != nil {
+		return durable.StorageError(r.plan.dst, err)
+	}
+	return nil
 }
 
 // write puts result in place as it.result, durably and within the

@@ -7,7 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 # python3.11 from Debian: the code runtime image is built from these packages, and its tests run
 # them; python3-pip for the tests of MLKUBE_CODE_DEPENDENCIES, which install a wheel they build.
-packages=(git make python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3-pip)
+# The Python client (python/) needs urllib3 and websockets, pytest to test it and setuptools and
+# wheel to build its wheel; python3-torch for its datasets' tests with a real DataLoader (about
+# four minutes on a fresh machine, once: make test-python refuses to skip them).
+packages=(git make python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3-pip
+  python3-urllib3 python3-websockets python3-pytest python3-setuptools python3-wheel python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

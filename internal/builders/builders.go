@@ -66,6 +66,9 @@ func (b *MxJobBuilder) RunPolicy(f func(*v1beta1.RunPolicy)) *MxJobBuilder {
 	return b
 }
 
+// Dataset sets spec.dataset.
+func (b *MxJobBuilder) Dataset(ds v1beta1.Dataset) *MxJobBuilder { b.job.Spec.Dataset = &ds; return b }
+
 // Obj returns a copy of the job.
 func (b *MxJobBuilder) Obj() *v1beta1.MxJob { return b.job.DeepCopy() }
 

@@ -35,6 +35,7 @@ type runOptions struct {
 	timeout time.Duration
 	dryRun  string
 	plan    bool
+	check   bool
 	wait    bool
 }
 
@@ -65,6 +66,9 @@ resume, delete, errors).`,
   # How many objects and bytes each node would transform; nothing is written
   kubectl etl run md5 --src raw --dst out --plan
 
+  # Transform every object and keep no result: which ones would fail?
+  kubectl etl run md5 --src raw --dst out --check --wait
+
   # The TransformRun as YAML, checked by the API server, nothing created
   kubectl etl run md5 --src raw --dst out --dry-run=server -o yaml`,
 		Args:              cli.ExactArgs("NAME"),
@@ -93,6 +97,7 @@ resume, delete, errors).`,
 	fs.BoolVar(&o.wait, "wait", false, "Follow the run until it ends; exit 1 if it failed, 2 if --timeout passed.")
 	fs.DurationVar(&o.timeout, "timeout", 0, "With --wait or --plan, give up waiting after this long (exit 2; the run goes on); 0 waits forever.")
 	fs.BoolVar(&o.plan, "plan", false, "Count the objects and bytes each node would transform (a run with spec.dryRun), write nothing, print them.")
+	fs.BoolVar(&o.check, "check", false, "Transform every object and discard each result: nothing is written but the error manifest of the objects that fail (spec.check; implies --continue-on-error).")
 	fs.StringVar(&o.dryRun, "dry-run", "none", "none, client (print the TransformRun without sending it) or server (the API server checks it, nothing is stored).")
 	fs.Lookup("dry-run").NoOptDefVal = dryRunUnset
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{"none", "client", "server"}, cobra.ShellCompDirectiveNoFileComp))
@@ -123,6 +128,9 @@ func (o *runOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.run.Spec.Source.Objects = o.list
 	o.run.Spec.Source.Extension, o.run.Spec.Destination.ToExtension = parseExt(o.ext)
 	o.run.Spec.DryRun = o.plan
+	// A check is for finding every object that fails, not the first.
+	o.run.Spec.Check = o.check
+	o.run.Spec.ContinueOnError = o.run.Spec.ContinueOnError || o.check
 	// -o and --dry-run=client print the object as kubectl create does: with its kind.
 	o.run.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("TransformRun"))
 	return nil
@@ -172,6 +180,10 @@ func (o *runOptions) Validate() error {
 		return cli.UsageError(o.cmd, "--timeout must not be negative")
 	case fs.Changed("timeout") && !o.wait && !o.plan:
 		return cli.UsageError(o.cmd, "--timeout bounds --wait or --plan; add one of them")
+	case o.check && o.plan:
+		return cli.UsageError(o.cmd, "--check transforms every object, --plan transforms none; choose one")
+	case o.check && spec.Overwrite:
+		return cli.UsageError(o.cmd, "--check writes no result, so --overwrite has nothing to replace; drop it")
 	case o.plan && o.wait:
 		return cli.UsageError(o.cmd, "--plan waits for the counts already; drop --wait")
 	case o.dryRun != "none" && (o.plan || o.wait):

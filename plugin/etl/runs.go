@@ -272,7 +272,7 @@ func runOptionsString(s *v1alpha1.TransformRunSpec) string {
 	for _, o := range []struct {
 		on   bool
 		name string
-	}{{s.DryRun, "plan"}, {s.ContinueOnError, "continue-on-error"}, {s.Overwrite, "overwrite"}, {s.Suspend, "suspend"}} {
+	}{{s.DryRun, "plan"}, {s.Check, "check"}, {s.ContinueOnError, "continue-on-error"}, {s.Overwrite, "overwrite"}, {s.Suspend, "suspend"}} {
 		if o.on {
 			opts = append(opts, o.name)
 		}

@@ -1,6 +1,7 @@
 package etl
 
 import (
+	"cmp"
 	"strconv"
 	"time"
 
@@ -55,19 +56,22 @@ func source(s *v1alpha1.RunSource) string {
 	return src
 }
 
-// RunNodeTable is one row per node of a run: its phase, counts and bytes, and why it failed.
+// RunNodeTable is one row per node of a run: its phase, counts and bytes, its own rate and ETA
+// while its share runs, and why it failed.
 func RunNodeTable(r *v1alpha1.TransformRun, now time.Time) *metav1.Table {
 	tbl := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
 		column("Node", 0), column("Phase", 0), column("Done", 0), column("Skipped", 0), column("Failed", 0),
-		column("Planned", 0), column("Bytes", 0), column("Last Seen", 0), column("Message", 0),
+		column("Planned", 0), column("Bytes", 0), column("Rate", 0), column("ETA", 0), column("Last Seen", 0), column("Message", 0),
 	}}
 	for _, n := range r.Status.Nodes {
 		seen := "<none>"
 		if n.LastSeen != nil {
 			seen = cli.Age(*n.LastSeen, now)
 		}
+		rate := v1alpha1.RateText(float64(n.ObjectsPerSecond), float64(n.BytesPerSecond))
+		eta := v1alpha1.ETAText(n.Left(), float64(n.ObjectsPerSecond))
 		tbl.Rows = append(tbl.Rows, row(r, n.Node, string(orPending(n.Phase)), n.DoneObjects, n.SkippedObjects, n.FailedObjects,
-			n.PlannedObjects, Bytes(n.DoneBytes)+"/"+Bytes(n.PlannedBytes), seen, n.Message))
+			n.PlannedObjects, Bytes(n.DoneBytes)+"/"+Bytes(n.PlannedBytes), cmp.Or(rate, "<none>"), cmp.Or(eta, "<none>"), seen, n.Message))
 	}
 	return tbl
 }

@@ -34,8 +34,8 @@ func runningRun() *v1alpha1.TransformRun {
 			Phase: v1alpha1.RunRunning, Progress: "5/10", Rate: "2 obj/s, 1.0 MB/s", ETA: "3s",
 			Totals: v1alpha1.RunCounts{PlannedObjects: 10, PlannedBytes: 10240, DoneObjects: 4, DoneBytes: 4096, SkippedObjects: 1, FailedObjects: 1},
 			Nodes: []v1alpha1.RunNodeStatus{
-				{Node: "node-a", Phase: v1alpha1.RunRunning, LastSeen: &seen, RunCounts: v1alpha1.RunCounts{PlannedObjects: 6, PlannedBytes: 6144, DoneObjects: 3, DoneBytes: 3072, FailedObjects: 1}},
-				{Node: "node-b", Phase: v1alpha1.RunRunning, LastSeen: &seen, RunCounts: v1alpha1.RunCounts{PlannedObjects: 4, PlannedBytes: 4096, DoneObjects: 1, DoneBytes: 1024, SkippedObjects: 1}},
+				{Node: "node-a", Phase: v1alpha1.RunRunning, LastSeen: &seen, ObjectsPerSecond: 1, BytesPerSecond: 600000, RunCounts: v1alpha1.RunCounts{PlannedObjects: 6, PlannedBytes: 6144, DoneObjects: 3, DoneBytes: 3072, FailedObjects: 1}},
+				{Node: "node-b", Phase: v1alpha1.RunRunning, LastSeen: &seen, ObjectsPerSecond: 2, BytesPerSecond: 400000, RunCounts: v1alpha1.RunCounts{PlannedObjects: 4, PlannedBytes: 4096, DoneObjects: 1, DoneBytes: 1024, SkippedObjects: 1}},
 			},
 			Errors:        []v1alpha1.ObjectError{{Object: "raw/x", Message: "boom", StatusCode: 500, Node: "node-a", Time: metav1.NewTime(clitest.Now.Add(-time.Minute))}},
 			ErrorManifest: "mlkube-errors-uid1.jsonl",
@@ -48,7 +48,11 @@ func withPhase(p v1alpha1.RunPhase) *v1alpha1.TransformRun {
 	r := runningRun()
 	r.Status.Phase, r.Status.ETA = p, ""
 	for i := range r.Status.Nodes {
-		r.Status.Nodes[i].Phase = p
+		n := &r.Status.Nodes[i]
+		n.Phase = p
+		if p != v1alpha1.RunRunning {
+			n.ObjectsPerSecond, n.BytesPerSecond = 0, 0 // as the manager writes it
+		}
 	}
 	if p == v1alpha1.RunFailed {
 		r.Status.Conditions = []metav1.Condition{{Type: "Failed", Status: "True", Reason: "ObjectsFailed", Message: "1 of 10 objects failed",
@@ -127,6 +131,13 @@ func TestRunCreate(t *testing.T) {
 			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--timeout", "1m"}, wantCode: 1, wantErr: "error: --timeout bounds --wait or --plan; add one of them; see 'kubectl etl run --help'\n"}},
 		"an extension of a dot only": {testCase: testCase{
 			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--ext", ".:.wav"}, wantCode: 1, wantErr: "error: --ext \".:.wav\": want EXT or EXT:NEW, e.g. .flac or .flac:.wav; see 'kubectl etl run --help'\n"}},
+		"a check, client dry run as YAML: every object, none written": {testCase: testCase{
+			args:    []string{"run", "md5", "--src", "raw", "--dst", "out", "--check", "--run-name", "c1", "--dry-run=client", "-o", "yaml"},
+			wantOut: "apiVersion: etl.mlkube.io/v1alpha1\nkind: TransformRun\nmetadata:\n  name: c1\n  namespace: default\nspec:\n  check: true\n  continueOnError: true\n  destination:\n    prefix: out\n  source:\n    prefix: raw\n  transform: md5\nstatus:\n  totals: {}\n"}},
+		"check and plan": {testCase: testCase{
+			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--check", "--plan"}, wantCode: 1, wantErr: "error: --check transforms every object, --plan transforms none; choose one; see 'kubectl etl run --help'\n"}},
+		"check and overwrite": {testCase: testCase{
+			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "--check", "--overwrite"}, wantCode: 1, wantErr: "error: --check writes no result, so --overwrite has nothing to replace; drop it; see 'kubectl etl run --help'\n"}},
 		"an unknown output": {testCase: testCase{
 			args: []string{"run", "md5", "--src", "raw", "--dst", "out", "-o", "wide"}, wantCode: 1, wantErr: "error: --output must be one of json, yaml, name, not \"wide\"; see 'kubectl etl run --help'\n"}},
 		"plan: objects and bytes per node": {testCase: testCase{
@@ -153,7 +164,7 @@ func TestRunsCommands(t *testing.T) {
 		"get by name":               {testCase: testCase{args: []string{"runs", "get", "r1", "-o", "name"}, objs: []client.Object{runningRun()}, wantOut: "transformrun.etl.mlkube.io/r1\n"}},
 		"get without a name":        {testCase: testCase{args: []string{"runs", "get"}, wantCode: 1, wantErr: "error: NAME is required; to list every run: kubectl etl runs list; see 'kubectl etl runs get --help'\n"}},
 		"get with a name and -A":    {testCase: testCase{args: []string{"runs", "get", "r1", "-A"}, wantCode: 1, wantErr: "error: a resource cannot be retrieved by name across all namespaces; see 'kubectl etl runs get --help'\n"}},
-		"describe":                  {testCase: testCase{args: []string{"runs", "describe", "r1"}, objs: []client.Object{runningRun()}, wantOut: "Name:             r1\nNamespace:        default\nCreated:          2026-05-01T11:00:00Z (60m ago)\nTransform:        md5\nSource:           raw/\nDestination:      out/\nOptions:          workers=4 continue-on-error\nPhase:            Running\nProgress:         5/10 objects, 4.0KiB/10.0KiB, 1 done by an earlier attempt, 1 failed\nRate:             2 obj/s, 1.0 MB/s\nETA:              3s\nError Manifest:   out/mlkube-errors-uid1.jsonl on each node with failures; all of them: kubectl etl runs errors r1\nNodes:\n  NODE     PHASE     DONE   SKIPPED   FAILED   PLANNED   BYTES           LAST SEEN   MESSAGE\n  node-a   Running   3      0         1        6         3.0KiB/6.0KiB   10s         \n  node-b   Running   1      1         0        4         1.0KiB/4.0KiB   10s         \nConditions:   <none>\nRecent Errors:\n  NODE     OBJECT   CODE   AGE   MESSAGE\n  node-a   raw/x    500    60s   boom\nEvents:   <none>\n"}},
+		"describe":                  {testCase: testCase{args: []string{"runs", "describe", "r1"}, objs: []client.Object{runningRun()}, wantOut: "Name:             r1\nNamespace:        default\nCreated:          2026-05-01T11:00:00Z (60m ago)\nTransform:        md5\nSource:           raw/\nDestination:      out/\nOptions:          workers=4 continue-on-error\nPhase:            Running\nProgress:         5/10 objects, 4.0KiB/10.0KiB, 1 done by an earlier attempt, 1 failed\nRate:             2 obj/s, 1.0 MB/s\nETA:              3s\nError Manifest:   out/mlkube-errors-uid1.jsonl on each node with failures; all of them: kubectl etl runs errors r1\nNodes:\n  NODE     PHASE     DONE   SKIPPED   FAILED   PLANNED   BYTES           RATE                ETA   LAST SEEN   MESSAGE\n  node-a   Running   3      0         1        6         3.0KiB/6.0KiB   1 obj/s, 0.6 MB/s   2s    10s         \n  node-b   Running   1      1         0        4         1.0KiB/4.0KiB   2 obj/s, 0.4 MB/s   1s    10s         \nConditions:   <none>\nRecent Errors:\n  NODE     OBJECT   CODE   AGE   MESSAGE\n  node-a   raw/x    500    60s   boom\nEvents:   <none>\n"}},
 		"describe a failed run, with its events and not another's": {testCase: testCase{args: []string{"runs", "describe", "r1"}, objs: []client.Object{withPhase(v1alpha1.RunFailed)},
 			kube: []runtime.Object{
 				&corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "r1.2", Namespace: "default"}, InvolvedObject: corev1.ObjectReference{Kind: "TransformRun", Name: "r1"},
@@ -163,7 +174,7 @@ func TestRunsCommands(t *testing.T) {
 				&corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "md5.1", Namespace: "default"}, InvolvedObject: corev1.ObjectReference{Kind: "Transform", Name: "r1"},
 					Type: "Normal", Reason: "Ready", Message: "a Transform's", LastTimestamp: metav1.NewTime(clitest.Now.Add(-time.Hour))},
 			},
-			wantOut: "Name:             r1\nNamespace:        default\nCreated:          2026-05-01T11:00:00Z (60m ago)\nTransform:        md5\nSource:           raw/\nDestination:      out/\nOptions:          workers=4 continue-on-error\nPhase:            Failed\nProgress:         5/10 objects, 4.0KiB/10.0KiB, 1 done by an earlier attempt, 1 failed\nRate:             2 obj/s, 1.0 MB/s\nETA:              <none>\nError Manifest:   out/mlkube-errors-uid1.jsonl on each node with failures; all of them: kubectl etl runs errors r1\nNodes:\n  NODE     PHASE    DONE   SKIPPED   FAILED   PLANNED   BYTES           LAST SEEN   MESSAGE\n  node-a   Failed   3      0         1        6         3.0KiB/6.0KiB   10s         \n  node-b   Failed   1      1         0        4         1.0KiB/4.0KiB   10s         \nConditions:\n  TYPE     STATUS   REASON          AGE   MESSAGE\n  Failed   True     ObjectsFailed   60s   1 of 10 objects failed\nRecent Errors:\n  NODE     OBJECT   CODE   AGE   MESSAGE\n  node-a   raw/x    500    60s   boom\nEvents:\n  TYPE      REASON          AGE   MESSAGE\n  Normal    Started         60m   on 2 nodes\n  Warning   ObjectsFailed   60s   1 of 10 objects failed\n"}},
+			wantOut: "Name:             r1\nNamespace:        default\nCreated:          2026-05-01T11:00:00Z (60m ago)\nTransform:        md5\nSource:           raw/\nDestination:      out/\nOptions:          workers=4 continue-on-error\nPhase:            Failed\nProgress:         5/10 objects, 4.0KiB/10.0KiB, 1 done by an earlier attempt, 1 failed\nRate:             2 obj/s, 1.0 MB/s\nETA:              <none>\nError Manifest:   out/mlkube-errors-uid1.jsonl on each node with failures; all of them: kubectl etl runs errors r1\nNodes:\n  NODE     PHASE    DONE   SKIPPED   FAILED   PLANNED   BYTES           RATE     ETA      LAST SEEN   MESSAGE\n  node-a   Failed   3      0         1        6         3.0KiB/6.0KiB   <none>   <none>   10s         \n  node-b   Failed   1      1         0        4         1.0KiB/4.0KiB   <none>   <none>   10s         \nConditions:\n  TYPE     STATUS   REASON          AGE   MESSAGE\n  Failed   True     ObjectsFailed   60s   1 of 10 objects failed\nRecent Errors:\n  NODE     OBJECT   CODE   AGE   MESSAGE\n  node-a   raw/x    500    60s   boom\nEvents:\n  TYPE      REASON          AGE   MESSAGE\n  Normal    Started         60m   on 2 nodes\n  Warning   ObjectsFailed   60s   1 of 10 objects failed\n"}},
 		"follow to success": {testCase: testCase{args: []string{"runs", "follow", "r1"}, objs: []client.Object{runningRun()}, wantOut: "Running 5/10 objects, 1 failed, 2 obj/s, 1.0 MB/s, ETA 3s\nSucceeded 5/10 objects, 1 failed, 2 obj/s, 1.0 MB/s\n"},
 			changes: []*v1alpha1.TransformRun{withPhase(v1alpha1.RunSucceeded)}},
 		"follow to failure": {testCase: testCase{args: []string{"runs", "follow", "r1"}, objs: []client.Object{runningRun()}, wantCode: cli.ExitFailed, wantOut: "Running 5/10 objects, 1 failed, 2 obj/s, 1.0 MB/s, ETA 3s\nFailed 5/10 objects, 1 failed, 2 obj/s, 1.0 MB/s\n", wantErr: "NODE     OBJECT   CODE   AGE   MESSAGE\nnode-a   raw/x    500    60s   boom\nerror: TransformRun r1 failed: 1 of 10 objects failed; every failed object: kubectl etl runs errors r1\n"},

@@ -97,6 +97,9 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 		fmt.Fprintf(w, "Duration:\t%s\n", runDuration(job, now))
 	}
 	fmt.Fprintf(w, "Run Policy:\t%s\n", runPolicyString(job.Spec.RunPolicy))
+	if ds := job.Spec.Dataset; ds != nil {
+		fmt.Fprintf(w, "Dataset:\t%s\n", datasetString(ds))
+	}
 	// Each section is aligned on its own, as a table of its own.
 	w.Flush()
 	fmt.Fprintf(w, "Replicas:\n  TYPE\tDESIRED\tACTIVE\tSUCCEEDED\tFAILED\tIMAGE\n")

@@ -37,6 +37,8 @@ type submitSpec struct {
 	runAsUser int64
 	// Per role (worker, server, scheduler): image and resources; empty means the default.
 	roles map[v1beta1.ReplicaType]*roleFlags
+	// data is spec.dataset and the workers' ServiceAccount.
+	data datasetFlags
 }
 
 // roleFlags are the role-prefixed flags, as arena names them: --worker-image, --server-cpu.
@@ -52,10 +54,14 @@ func buildSubmitJob(s submitSpec) (*v1beta1.MxJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	dataset, err := parseDataset(s.data)
+	if err != nil {
+		return nil, err
+	}
 	job := &v1beta1.MxJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "MxJob"},
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.namespace},
-		Spec:       v1beta1.MxJobSpec{JobMode: v1beta1.JobMode(s.mode)},
+		Spec:       v1beta1.MxJobSpec{JobMode: v1beta1.JobMode(s.mode), Dataset: dataset},
 	}
 	if s.backoffLimit >= 0 {
 		job.Spec.RunPolicy.BackoffLimit = ptr.To(s.backoffLimit)
@@ -86,6 +92,10 @@ func buildSubmitJob(s submitSpec) (*v1beta1.MxJob, error) {
 				SecurityContext: restricted.Pod(s.runAsUser),
 				Containers:      []corev1.Container{c},
 			}},
+		}
+		if t == v1beta1.ReplicaTypeWorker {
+			// Only the workers read the dataset, so only they run as its reader.
+			rs.Template.Spec.ServiceAccountName = s.data.serviceAccount
 		}
 		if t == v1beta1.ReplicaTypeScheduler && s.port > 0 {
 			rs.PsRootPort = ptr.To(s.port)
@@ -159,6 +169,10 @@ func newSubmitCommand(env *cli.Env) *cobra.Command {
   # A single worker, no parameter servers
   kubectl mxjob submit quick --mode local --image mxnet/python:1.9.1 -- python train.py
 
+  # Two workers, one per node, each reading the decoded objects under train/ through its node's agent
+  kubectl mxjob submit resnet --mode dist --workers 2 --image trainer:1 --dataset etl:train/ --transform decode \
+    --service-account trainer -- python train.py
+
   # Show the MxJob instead of submitting it
   kubectl mxjob submit mnist --image mxnet/python:1.9.1 --dry-run=client -o yaml -- python train.py`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -187,6 +201,11 @@ func newSubmitCommand(env *cli.Env) *cobra.Command {
 	f.Int32Var(&s.backoffLimit, "backoff-limit", -1, "Restarts allowed before the job fails; unset means no limit.")
 	f.Int64Var(&s.runAsUser, "run-as-user", restricted.DefaultUser,
 		"The uid (and gid) every replica runs as. Replicas run non-root, without privilege escalation or capabilities, with the runtime's seccomp profile: the restricted Pod Security Standard.")
+	f.StringVar(&s.data.dataset, "dataset", "",
+		"Objects of the namespace's data the workers read through their node's agent: etl:DIR/ or etl:TEMPLATE (etl:shard-{000..999}.tar). Workers get a data path token and spread one per node.")
+	f.StringVar(&s.data.transform, "transform", "", "Transform (or pipeline a>>b) the --dataset objects go through on their node.")
+	f.StringVar(&s.data.args, "transform-args", "", "Arguments of --transform, at most 4 KiB.")
+	f.StringVar(&s.data.serviceAccount, "service-account", "", "ServiceAccount the workers run as and read --dataset with; defaults to the namespace's default.")
 	f.StringVar(&o.dryRun, "dry-run", "none", "none, client (print the MxJob) or server (the API server checks it, nothing is stored).")
 	for _, t := range v1beta1.ReplicaTypes {
 		rf := &roleFlags{}
@@ -229,6 +248,9 @@ func (o *submitOptions) Validate() error {
 		return cli.UsageError(o.cmd, "--port must be 1 to 65535")
 	case o.dryRun != "none" && o.dryRun != "client" && o.dryRun != "server":
 		return cli.UsageError(o.cmd, "--dry-run must be none, client or server, not %q", o.dryRun)
+	}
+	if _, err := parseDataset(s.data); err != nil {
+		return cli.UsageError(o.cmd, "%v", err)
 	}
 	if !slices.Contains(restartPolicies, s.restartPolicy) {
 		return cli.UsageError(o.cmd, "--restart-policy %q is not one of %s", s.restartPolicy, strings.Join(restartPolicies, ", "))

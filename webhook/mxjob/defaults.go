@@ -3,6 +3,8 @@
 package mxjob
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -29,6 +31,12 @@ func DefaultSpec(spec *v1beta1.MxJobSpec) {
 	}
 	if rp.Suspend == nil {
 		rp.Suspend = ptr.To(false)
+	}
+	if ds := spec.Dataset; ds != nil {
+		// "train/" is how kubectl etl and object lists spell a directory; the data path's
+		// prefixes are directories without the slash, as a TransformRun's source.prefix. All
+		// trailing slashes go at once, so that defaulting again changes nothing.
+		ds.Prefix = strings.TrimRight(ds.Prefix, "/")
 	}
 }
 

@@ -107,7 +107,7 @@ func validateSpec(spec *v1beta1.MxJobSpec) field.ErrorList {
 	}
 	errs = append(errs, validateRunPolicy(&spec.RunPolicy)...)
 	errs = append(errs, fieldcheck.OneOf(specPath.Child("successPolicy"), string(spec.SuccessPolicy), successPolicies)...)
-	return errs
+	return append(errs, validateDataset(spec)...)
 }
 
 func validateReplicaSpec(p *field.Path, rs *v1beta1.ReplicaSpec, typ v1beta1.ReplicaType) field.ErrorList {
@@ -195,6 +195,7 @@ func validateImmutable(oldSpec, newSpec *v1beta1.MxJobSpec) field.ErrorList {
 	check(specPath.Child("jobMode"), o.JobMode, n.JobMode)
 	check(specPath.Child("successPolicy"), o.SuccessPolicy, n.SuccessPolicy)
 	check(runPath, o.RunPolicy, n.RunPolicy)
+	check(datasetPath, o.Dataset, n.Dataset)
 	if len(o.ReplicaSpecs) != len(n.ReplicaSpecs) {
 		check(replicasPath, len(o.ReplicaSpecs), len(n.ReplicaSpecs))
 		return errs

@@ -56,7 +56,7 @@ func generateRun(data []byte) *v1alpha1.TransformRun {
 	fields := func(r *v1alpha1.TransformRun) []any {
 		s := &r.Spec
 		return []any{&r.ObjectMeta, &s.Transform, &s.Args, &s.Source, &s.Destination, &s.WorkersPerNode,
-			&s.NodeSelector, &s.DryRun, &s.Suspend, &s.TTLSecondsAfterFinished}
+			&s.NodeSelector, &s.DryRun, &s.Check, &s.Suspend, &s.TTLSecondsAfterFinished}
 	}
 	return webhooktest.Generate(data, bases, fields, fillSource, fillDestination)
 }

@@ -3,13 +3,13 @@ package transformrun
 import (
 	"bytes"
 	"fmt"
-	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/webhook/internal/fieldcheck"
 )
 
 // maxObjectErrors bounds the errors reported for spec.source.objects: a list of a hundred
@@ -24,12 +24,12 @@ var (
 // validateSource checks the source and the destination together, as the destination must stay
 // clear of the source: results inside it would be read as input.
 func validateSource(src v1alpha1.RunSource, dst v1alpha1.RunDestination) field.ErrorList {
-	errs := validateDir(dstPath.Child("prefix"), dst.Prefix)
+	errs := fieldcheck.DataDir(dstPath.Child("prefix"), dst.Prefix)
 	dstOK := len(errs) == 0
 	var set []string
 	if src.Prefix != "" {
 		set = append(set, "prefix")
-		dirErrs := validateDir(sourcePath.Child("prefix"), src.Prefix)
+		dirErrs := fieldcheck.DataDir(sourcePath.Child("prefix"), src.Prefix)
 		errs = append(errs, dirErrs...)
 		if dstOK && len(dirErrs) == 0 && overlaps(src.Prefix, dst.Prefix) {
 			errs = append(errs, field.Invalid(dstPath.Child("prefix"), dst.Prefix, fmt.Sprintf(
@@ -61,24 +61,6 @@ func validateSource(src v1alpha1.RunSource, dst v1alpha1.RunDestination) field.E
 			"replaces spec.source.extension in the results' names; set spec.source.extension too, e.g. .flac to .wav"))
 	}
 	return errs
-}
-
-// validateDir checks a prefix: a directory of the namespace's data, spelled cleanly, and not the
-// data's root (which would hold the run's own destination).
-func validateDir(p *field.Path, dir string) field.ErrorList {
-	switch {
-	case dir == "":
-		return field.ErrorList{field.Required(p, "name a directory of the namespace's data, e.g. out")}
-	case dir == "." || strings.Trim(dir, "/") == "":
-		return field.ErrorList{field.Invalid(p, dir, "must name a directory of the namespace's data, not its root")}
-	}
-	if err := wire.CheckObject(dir); err != nil {
-		return field.ErrorList{field.Invalid(p, field.OmitValueType{}, err.Error()+"; name a directory inside the namespace's data")}
-	}
-	if clean := path.Clean(dir); clean != dir {
-		return field.ErrorList{field.Invalid(p, dir, fmt.Sprintf("write it as %q", clean))}
-	}
-	return nil
 }
 
 // overlaps reports whether either directory is, or lies inside, the other.

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
@@ -21,12 +20,16 @@ var specPath = field.NewPath("spec")
 func ValidateCreate(r *v1alpha1.TransformRun) field.ErrorList {
 	spec := r.Spec.DeepCopy()
 	DefaultSpec(spec)
-	errs := validateTransform(specPath.Child("transform"), spec.Transform)
+	errs := fieldcheck.Pipeline(specPath.Child("transform"), spec.Transform, "run", "split it into several runs")
 	if len(spec.Args) > wire.MaxArgs {
 		errs = append(errs, field.Invalid(specPath.Child("args"), fmt.Sprintf("%d bytes", len(spec.Args)), fmt.Sprintf(
 			"must be at most %d bytes, as args reach the transformer with every object; pass larger parameters in an object", wire.MaxArgs)))
 	}
 	errs = append(errs, validateSource(spec.Source, spec.Destination)...)
+	if spec.Check && spec.DryRun {
+		errs = append(errs, field.Invalid(specPath.Child("check"), true,
+			"set at most one of dryRun and check: dryRun counts the objects without transforming them, check transforms each and discards the result"))
+	}
 	if w := *spec.WorkersPerNode; w < 1 || w > v1alpha1.MaxRunWorkersPerNode {
 		errs = append(errs, field.Invalid(specPath.Child("workersPerNode"), w, fmt.Sprintf(
 			"must be between 1 and %d, mlkube's limit of workers per node; leave it unset for %d", v1alpha1.MaxRunWorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)))
@@ -46,24 +49,6 @@ func ValidateUpdate(old, r *v1alpha1.TransformRun) field.ErrorList {
 		return nil // let finalizers be removed whatever the spec holds
 	}
 	return validateImmutable(&old.Spec, &r.Spec)
-}
-
-// validateTransform checks spec.transform: a Transform's name, or a pipeline "a>>b" of at most
-// wire.MaxPipelineStages of them, as the agent resolves it.
-func validateTransform(p *field.Path, transform string) field.ErrorList {
-	stages := wire.SplitPipeline(transform)
-	if len(stages) > wire.MaxPipelineStages {
-		return field.ErrorList{field.Invalid(p, transform, fmt.Sprintf(
-			"a pipeline has at most %d stages, as each holds a transformer connection per object in flight; split it into several runs", wire.MaxPipelineStages))}
-	}
-	var errs field.ErrorList
-	for i, stage := range stages {
-		for _, msg := range validation.IsDNS1123Subdomain(stage) {
-			errs = append(errs, field.Invalid(p, transform, fmt.Sprintf(
-				"stage %d, %q, must name a Transform of the run's namespace (stages are joined by %q): %s", i+1, stage, wire.PipelineSeparator, msg)))
-		}
-	}
-	return errs
 }
 
 // validateImmutable refuses any change of the spec but suspend, on the field that changed: the

@@ -65,6 +65,9 @@ func TestValidateCreate(t *testing.T) {
 			s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
 			s.DryRun, s.ContinueOnError, s.Overwrite, s.Suspend = true, true, true, true
 		})},
+		// rule: at most one of dryRun and check
+		"a check":       {r: run(func(s *spec) { s.Check, s.ContinueOnError = true, true })},
+		"check and dry": {r: run(func(s *spec) { s.Check, s.DryRun = true, true }), want: []string{"spec.check: " + invalid}},
 		// rule: nodeSelector has at most v1alpha1.MaxNodeSelector pairs
 		"nodeSelector at its bound": {r: run(func(s *spec) { s.NodeSelector = selector(v1alpha1.MaxNodeSelector) })},
 		"nodeSelector over its bound": {r: run(func(s *spec) { s.NodeSelector = selector(v1alpha1.MaxNodeSelector + 1) }),

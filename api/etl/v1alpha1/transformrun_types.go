@@ -88,6 +88,12 @@ type TransformRunSpec struct {
 	// dryRun counts and lists what would be written, and writes nothing.
 	// +optional
 	DryRun bool `json:"dryRun,omitempty"`
+	// check transforms every object and reads each result to its end, then discards it: no
+	// result is written, so a check finds the objects a run would fail on without touching the
+	// destination's objects. Its failures are listed as a run's are (status and the error
+	// manifest under the destination). At most one of dryRun and check.
+	// +optional
+	Check bool `json:"check,omitempty"`
 	// continueOnError goes on after a failed object; without it the first failure fails the run.
 	// +optional
 	ContinueOnError bool `json:"continueOnError,omitempty"`
@@ -198,6 +204,12 @@ type RunNodeStatus struct {
 	Phase RunPhase `json:"phase,omitempty"`
 	// RunCounts are the node's counts.
 	RunCounts `json:",inline"`
+	// objectsPerSecond is the node's recent rate while its share runs, as the run's.
+	// +optional
+	ObjectsPerSecond int64 `json:"objectsPerSecond,omitempty"`
+	// bytesPerSecond is the node's recent rate in source bytes while its share runs.
+	// +optional
+	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
 	// message says why the node's share failed.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024

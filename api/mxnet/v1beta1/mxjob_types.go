@@ -173,6 +173,38 @@ type MxJobSpec struct {
 	// or AllWorkers once every worker has.
 	// +optional
 	SuccessPolicy SuccessPolicy `json:"successPolicy,omitempty"`
+
+	// dataset names the objects of the job's namespace its workers read through their own
+	// node's data path agent. With it, every WORKER pod gets a data path token, the environment a
+	// client reads to find its agent and the dataset (api/wire/podenv.go), and workers spread over
+	// the nodes whose agent is ready. Unset: the pods know nothing of the data path.
+	// +optional
+	Dataset *Dataset `json:"dataset,omitempty"`
+}
+
+// Dataset is what a job's workers read: the objects under a prefix or named by a template, each
+// optionally through a Transform, as a TransformRun's source names them. Exactly one of prefix
+// and template is set.
+type Dataset struct {
+	// prefix is a directory of the namespace's data whose objects, at any depth, make the dataset,
+	// e.g. train; the webhook drops trailing slashes, so train/ is stored as train.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Prefix string `json:"prefix,omitempty"`
+	// template names the objects with brace ranges, "shard-{0000..0999}.tar" (zero padding is
+	// kept; several ranges multiply), at most 100000 of them.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Template string `json:"template,omitempty"`
+	// transform, when set, names a Transform of the job's namespace, or a pipeline of up to 8 of
+	// them, "a>>b", that every object goes through on its node before the worker reads it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Transform string `json:"transform,omitempty"`
+	// args reach the transformer with every object, at most 4 KiB; only with transform.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Args string `json:"args,omitempty"`
 }
 
 // Phase is the coarse life-cycle phase of an MxJob, as the original MxJob spec named it.

@@ -13,6 +13,11 @@ const (
 	LabelReplicaIndex = "mxnet.mlkube.io/replica-index"
 )
 
+// DatasetTokenVolume is the projected volume of the data path token the controller adds to the
+// worker pods of a job with spec.dataset, mounted read-only at wire.TokenDir in every container;
+// the webhook refuses a worker template that uses the name or the path itself.
+const DatasetTokenVolume = "mlkube-datapath-token"
+
 // Reasons of an MxJob's conditions and events.
 const (
 	ReasonCreated              = "MxJobCreated"
@@ -24,6 +29,9 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonSucceeded            = "Succeeded"
+	// ReasonNoDatapathAgent: the workers of a job with spec.dataset wait for a node whose data
+	// path agent is ready.
+	ReasonNoDatapathAgent = "NoDatapathAgent"
 )
 
 // Role is the replica type in lower case, as DMLC_ROLE, the replica-type label and replica names

@@ -27,6 +27,7 @@ import (
 
 	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
+	"github.com/mlkube/mlkube/controller/internal/agentpods"
 	"github.com/mlkube/mlkube/controller/transformrun"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
@@ -91,7 +92,7 @@ func start(ctx context.Context, cfg *rest.Config) error {
 	r := &transformrun.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("transformrun-controller"),
 		Agents: &transformrun.Agents{
-			Reader: mgr.GetAPIReader(), Namespace: agentNamespace, Selector: agentSelector, Port: agentPort,
+			Lister: agentpods.Lister{Reader: mgr.GetAPIReader(), Namespace: agentNamespace, Selector: agentSelector}, Port: agentPort,
 			// No proxy from the environment: the fake agents are on loopback addresses.
 			HTTP:  &http.Client{Timeout: time.Second, Transport: &http.Transport{}},
 			Token: agentclient.NewTokenFile(tokenFile),

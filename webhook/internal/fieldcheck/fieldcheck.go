@@ -1,5 +1,6 @@
-// Package fieldcheck holds the validation rules the MxJob and Transform webhooks share: object
-// names, containers, ports, environment variables and scheduling fields. Every function returns
+// Package fieldcheck holds the validation rules the MxJob, Transform and TransformRun webhooks
+// share: object names, containers, ports, environment variables, scheduling fields, and the data
+// path's directories and pipelines of Transforms. Every function returns
 // field errors with the path it was given, so callers report every problem at once.
 package fieldcheck
 

@@ -1,0 +1,114 @@
+"""The datasets with a real DataLoader; skipped where PyTorch is not installed (Debian's
+python3-torch takes minutes to install, so CI runs the pure split tests only)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch.utils.data import DataLoader  # noqa: E402
+
+import mlkube  # noqa: E402
+from mlkube.torch import ObjectDataset, ObjectIterableDataset  # noqa: E402
+
+
+@pytest.fixture
+def dataset(agent):
+    for i in range(50):
+        agent.store(f"train/{i:03d}", f"sample-{i}".encode(), node="node-a" if i % 3 else "node-b")
+    agent.store("val/000", b"v")
+    return agent
+
+
+def names_read(loader):
+    out = []
+    for batch in loader:
+        out.extend(batch[0] if isinstance(batch, (list, tuple)) else batch)
+    return out
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_iterable_dataset_reads_every_object_once_across_ranks_and_workers(dataset, client, workers):
+    seen = []
+    for rank in range(3):
+        ds = ObjectIterableDataset("train/", client=client, rank=rank, world_size=3)
+        loader = DataLoader(ds, batch_size=4, num_workers=workers)
+        got = names_read(loader)
+        assert len(got) == len(ds)
+        seen.extend(got)
+    assert sorted(seen) == [f"train/{i:03d}" for i in range(50)]
+    assert len(seen) == 50
+
+
+def test_map_dataset_with_transform_and_decode(dataset, client):
+    decode = lambda name, data: (name, data.decode())  # noqa: E731
+    seen = []
+    for rank in range(2):
+        ds = ObjectDataset("train/", client=client, transform="upper", decode=decode, rank=rank, world_size=2)
+        for batch in DataLoader(ds, batch_size=5, num_workers=2):
+            seen.extend(zip(*batch))
+    assert sorted(seen) == [(f"train/{i:03d}", f"SAMPLE-{i}") for i in range(50)]
+
+
+def test_template_and_names(dataset, client):
+    ds = ObjectDataset(template="train/{000..004}", client=client, rank=0, world_size=1)
+    assert [ds[i][1] for i in range(len(ds))] == [f"sample-{i}".encode() for i in range(5)]
+    ds = ObjectIterableDataset(names=["val/000", "train/001"], client=client, rank=1, world_size=2)
+    assert list(ds) == [("train/001", b"sample-1")]
+
+
+def test_ranks_from_the_environment(dataset, client, monkeypatch):
+    monkeypatch.setenv("DMLC_NUM_WORKER", "2")
+    monkeypatch.setenv("DMLC_WORKER_ID", "1")
+    ds = ObjectDataset("train/", client=client)
+    assert (ds.rank, ds.world_size, len(ds)) == (1, 2, 25) and ds.names[0] == "train/025"
+
+
+def test_bad_arguments(client):
+    with pytest.raises(ValueError, match="exactly one of prefix=, names= or template="):
+        ObjectDataset("a", names=["b"], client=client)
+    with pytest.raises(ValueError, match="names= is a list"):
+        ObjectDataset(names="a", client=client)
+    with pytest.raises(ValueError, match="both rank= and world_size="):
+        ObjectDataset("a", client=client, rank=0)
+
+
+def test_missing_object_raises(dataset, client):
+    ds = ObjectDataset(names=["nope"], client=client)
+    with pytest.raises(mlkube.NotFound):
+        ds[0]
+
+
+def test_locality_reads_each_nodes_objects_on_its_rank(dataset, client):
+    seen = []
+    for rank, node in enumerate(["node-a", "node-b"]):
+        ds = ObjectIterableDataset("train/", client=client, rank=rank, world_size=2, locality=True,
+                                   rank_nodes=["node-a", "node-b"])
+        got = names_read(DataLoader(ds, batch_size=4, num_workers=2))
+        assert {dataset.objects[n][1] for n in got} == {node}
+        seen.extend(got)
+    assert sorted(seen) == [f"train/{i:03d}" for i in range(50)]
+
+
+def test_locality_gathers_the_nodes_through_torch_distributed(dataset, client, monkeypatch):
+    import socket
+    import torch.distributed as dist
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        with pytest.raises(ValueError, match=r"needs \$MLKUBE_NODE"):
+            ObjectDataset("train/", client=client, locality=True)
+        monkeypatch.setenv("MLKUBE_NODE", "node-b")
+        ds = ObjectDataset("train/", client=client, locality=True)
+        assert len(ds) == 50  # one rank: node-a's objects have no rank of their own and come here too
+    finally:
+        dist.destroy_process_group()
+
+
+def test_locality_needs_a_prefix_and_the_ranks_nodes(dataset, client):
+    with pytest.raises(ValueError, match="locality=True needs prefix="):
+        ObjectDataset(names=["a"], client=client, locality=True)
+    with pytest.raises(ValueError, match="pass rank_nodes=, or initialise torch.distributed"):
+        ObjectDataset("train/", client=client, rank=0, world_size=2, locality=True)
+    with pytest.raises(ValueError, match="rank_nodes names 1 nodes for 2 ranks"):
+        ObjectDataset("train/", client=client, rank=0, world_size=2, locality=True, rank_nodes=["node-a"])
