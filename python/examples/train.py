@@ -3,9 +3,10 @@
 
 Each object holds one sample: four little-endian float32 features and a float32 target. In a
 pod (an MxJob worker, say) everything is found by itself; outside one, set MLKUBE_DATAPATH_URL,
-MLKUBE_NAMESPACE and MLKUBE_DATAPATH_TOKEN_FILE (docs/python.md).
+MLKUBE_NAMESPACE and MLKUBE_DATAPATH_TOKEN_FILE (docs/python.md). As an MxJob worker it reads
+the job's spec.dataset unless --prefix names other objects.
 
-    python3 train.py --prefix train/ [--transform decode] [--workers 2] [--epochs 5]
+    python3 train.py [--prefix train/ [--transform decode]] [--workers 2] [--epochs 5]
 """
 
 import argparse
@@ -31,8 +32,10 @@ def decode(name: str, data: bytes):
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--prefix", default="train/", help="the dataset: every object under this prefix")
-    p.add_argument("--transform", default=None, help="a Transform (or pipeline a>>b) each object goes through")
+    p.add_argument("--prefix", default=None,
+                   help="the dataset: every object under this prefix (by default the MxJob's dataset)")
+    p.add_argument("--transform", default=None,
+                   help="a Transform (or pipeline a>>b) each object goes through (by default the MxJob dataset's)")
     p.add_argument("--workers", type=int, default=2, help="DataLoader worker processes")
     p.add_argument("--epochs", type=int, default=5)
     args = p.parse_args()

@@ -1,4 +1,4 @@
-"""Where a client finds the node agent, its token and its namespace.
+"""Where a client finds the node agent, its token and its namespace, and a dataset its MxJob's.
 
 Pure functions of an environment and a file system, so each rule has its own test.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
 # What a pod reads (docs/python.md). The MxJob controller sets them on pods of a job that names a
@@ -14,6 +15,12 @@ from typing import Mapping, Optional, Tuple
 ENV_URL = "MLKUBE_DATAPATH_URL"
 ENV_TOKEN_FILE = "MLKUBE_DATAPATH_TOKEN_FILE"
 ENV_NAMESPACE = "MLKUBE_NAMESPACE"
+# An MxJob's spec.dataset, on its workers (api/wire/podenv.go): a prefix or a template, and the
+# Transform and args its objects are read through.
+ENV_DATASET_PREFIX = "MLKUBE_DATASET_PREFIX"
+ENV_DATASET_TEMPLATE = "MLKUBE_DATASET_TEMPLATE"
+ENV_DATASET_TRANSFORM = "MLKUBE_DATASET_TRANSFORM"
+ENV_DATASET_ARGS = "MLKUBE_DATASET_ARGS"
 
 # The node agents' Service (manifests/agent): internalTrafficPolicy Local keeps every client on
 # its own node's agent, so a pod reads its node's objects from local disk.
@@ -74,6 +81,31 @@ def namespace(ns: Optional[str], env: Mapping[str, str],
         raise ConfigError(f"no namespace: pass Client(namespace=...) or set {ENV_NAMESPACE} ({sa_file} "
                           "is absent, as it is outside a pod or with automountServiceAccountToken: false)")
     return found
+
+
+@dataclass(frozen=True)
+class JobDataset:
+    """An MxJob's spec.dataset as its workers see it: exactly one of prefix and template."""
+
+    prefix: Optional[str]
+    template: Optional[str]
+    transform: Optional[str]
+    args: str
+
+
+def job_dataset(env: Mapping[str, str]) -> JobDataset:
+    """The dataset of the MxJob this process is a worker of, from its environment."""
+    prefix, template = env.get(ENV_DATASET_PREFIX) or None, env.get(ENV_DATASET_TEMPLATE) or None
+    if prefix and template:
+        raise ConfigError(f"both ${ENV_DATASET_PREFIX} ({prefix!r}) and ${ENV_DATASET_TEMPLATE} ({template!r}) "
+                          "are set: an MxJob's dataset is one or the other; unset one, or name the objects "
+                          "with prefix=, names= or template=")
+    if not prefix and not template:
+        raise ConfigError(f"no objects: name them with prefix=, names= or template=, or run as a worker of "
+                          f"an MxJob with spec.dataset, which sets ${ENV_DATASET_PREFIX} or "
+                          f"${ENV_DATASET_TEMPLATE}")
+    return JobDataset(prefix=prefix, template=template, transform=env.get(ENV_DATASET_TRANSFORM) or None,
+                      args=env.get(ENV_DATASET_ARGS, ""))
 
 
 class TokenFile:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterator, List, Optional, Sequence
 
+from . import _config
 from .client import Client
 from .split import by_node, rank_and_world, share
 from .template import Template
@@ -71,15 +72,22 @@ class _Objects:
 
     def __init__(self, prefix: Optional[str] = None, *, names: Optional[Sequence[str]] = None,
                  template: Optional[str] = None, client: Optional[Client] = None,
-                 transform: Optional[str] = None, args: str = "", decode: Optional[Decode] = None,
+                 transform: Optional[str] = None, args: Optional[str] = None, decode: Optional[Decode] = None,
                  rank: Optional[int] = None, world_size: Optional[int] = None, locality: bool = False,
                  rank_nodes: Optional[Sequence[str]] = None) -> None:
         if _data is None:
             raise ImportError("mlkube.torch's datasets need PyTorch (Debian: apt-get install "
                               "python3-torch); share() and rank_and_world() work without it")
+        if prefix is None and names is None and template is None:
+            # An MxJob's dataset is one whole: its objects come with its Transform and args, which
+            # the caller may still replace (transform="" reads the objects as stored).
+            job = _config.job_dataset(os.environ)
+            prefix, template = job.prefix, job.template
+            if transform is None:
+                transform, args = job.transform, job.args if args is None else args
         self.client = client or Client()
-        self.transform = transform
-        self.args = args
+        self.transform = transform or None
+        self.args = args or ""
         self.decode: Decode = decode or _pair
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank= and world_size=, or neither")
@@ -134,10 +142,15 @@ class ObjectDataset(_Objects, _Dataset):  # type: ignore[misc]
     hands each index to one worker.
 
     Args:
-        prefix, names, template: the objects, exactly one (see :func:`object_names`).
+        prefix, names, template: the objects, exactly one (see :func:`object_names`); none reads
+            the dataset of the MxJob this process is a worker of (``$MLKUBE_DATASET_PREFIX`` or
+            ``$MLKUBE_DATASET_TEMPLATE``).
         client: the agent's client; by default ``Client()``, which finds it in a pod.
-        transform: a Transform or pipeline ``"a>>b"`` each object goes through, or None.
-        args: the Transform's per-object arguments.
+        transform: a Transform or pipeline ``"a>>b"`` each object goes through; None (or ``""``)
+            reads the objects as stored. With the MxJob's dataset, None takes its Transform
+            (``$MLKUBE_DATASET_TRANSFORM``) and ``""`` reads its objects as stored.
+        args: the Transform's per-object arguments; with the MxJob's dataset and its Transform,
+            by default its ``$MLKUBE_DATASET_ARGS``.
         decode: makes a sample of ``(name, data)``.
         rank, world_size: this process's rank and the number of ranks; by default from
             ``torch.distributed``, ``$RANK``/``$WORLD_SIZE`` or an MxJob worker's DMLC variables.

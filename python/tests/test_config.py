@@ -88,3 +88,20 @@ def test_a_client_pickles_for_spawned_workers(agent, tmp_path):
     agent.tokens = {"token-2"}
     os.utime(f, ns=(1, 1))
     assert c.get("x") == b"1"  # the token file came along, not a copy of the token
+
+
+def test_an_mxjobs_dataset_from_its_workers_environment():
+    env = {"MLKUBE_DATASET_PREFIX": "train/", "MLKUBE_DATASET_TRANSFORM": "decode>>crop",
+           "MLKUBE_DATASET_ARGS": "size=224"}
+    assert _config.job_dataset(env) == _config.JobDataset("train/", None, "decode>>crop", "size=224")
+    env = {"MLKUBE_DATASET_TEMPLATE": "shard-{0..9}.tar"}
+    assert _config.job_dataset(env) == _config.JobDataset(None, "shard-{0..9}.tar", None, "")
+
+
+def test_no_dataset_names_the_variables_to_set():
+    with pytest.raises(ValueError, match=r"prefix=, names= or template=, or run as a worker of an MxJob "
+                                         r"with spec.dataset, which sets \$MLKUBE_DATASET_PREFIX or "
+                                         r"\$MLKUBE_DATASET_TEMPLATE"):
+        _config.job_dataset({"MLKUBE_DATASET_TRANSFORM": "decode"})
+    with pytest.raises(mlkube.ConfigError, match="both .MLKUBE_DATASET_PREFIX .'a/'. and .MLKUBE_DATASET_TEMPLATE"):
+        _config.job_dataset({"MLKUBE_DATASET_PREFIX": "a/", "MLKUBE_DATASET_TEMPLATE": "b{0..1}"})

@@ -112,3 +112,47 @@ def test_locality_needs_a_prefix_and_the_ranks_nodes(dataset, client):
         ObjectDataset("train/", client=client, rank=0, world_size=2, locality=True)
     with pytest.raises(ValueError, match="rank_nodes names 1 nodes for 2 ranks"):
         ObjectDataset("train/", client=client, rank=0, world_size=2, locality=True, rank_nodes=["node-a"])
+
+
+@pytest.fixture
+def job_env(monkeypatch):
+    """A worker's environment with no MxJob dataset yet; the tests add what a job sets."""
+    for k in ("MLKUBE_DATASET_PREFIX", "MLKUBE_DATASET_TEMPLATE", "MLKUBE_DATASET_TRANSFORM", "MLKUBE_DATASET_ARGS"):
+        monkeypatch.delenv(k, raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("cls", [ObjectDataset, ObjectIterableDataset])
+def test_no_objects_named_reads_the_mxjobs_dataset(dataset, client, job_env, cls):
+    job_env.setenv("MLKUBE_DATASET_PREFIX", "train/")
+    job_env.setenv("MLKUBE_DATASET_TRANSFORM", "tag")
+    job_env.setenv("MLKUBE_DATASET_ARGS", "k=v")
+    ds = cls(client=client, rank=0, world_size=1)
+    assert (len(ds), ds.transform, ds.args) == (50, "tag", "k=v")
+    first = ds[0] if cls is ObjectDataset else next(iter(ds))
+    assert first == ("train/000", b"k=v:sample-0")
+
+
+def test_the_mxjobs_template_and_a_transform_of_the_callers(dataset, client, job_env):
+    job_env.setenv("MLKUBE_DATASET_TEMPLATE", "train/{000..002}")
+    job_env.setenv("MLKUBE_DATASET_TRANSFORM", "tag")
+    job_env.setenv("MLKUBE_DATASET_ARGS", "k=v")
+    ds = ObjectDataset(client=client, transform="upper", rank=0, world_size=1)
+    assert [ds[i] for i in range(len(ds))] == [(f"train/{i:03d}", f"SAMPLE-{i}".encode()) for i in range(3)]
+    ds = ObjectDataset(client=client, args="other", rank=0, world_size=1)
+    assert (ds.transform, ds.args, ds[0][1]) == ("tag", "other", b"other:sample-0")
+    ds = ObjectDataset(client=client, transform="", rank=0, world_size=1)  # as stored
+    assert (ds.transform, ds.args, ds[0][1]) == (None, "", b"sample-0")
+
+
+def test_objects_the_caller_names_do_not_take_the_mxjobs_transform(dataset, client, job_env):
+    job_env.setenv("MLKUBE_DATASET_PREFIX", "val/")
+    job_env.setenv("MLKUBE_DATASET_TRANSFORM", "tag")
+    ds = ObjectDataset("train/", client=client, rank=0, world_size=1)
+    assert (len(ds), ds.transform, ds[0][1]) == (50, None, b"sample-0")
+
+
+def test_no_objects_and_no_mxjob_dataset(client, job_env):
+    job_env.setenv("MLKUBE_DATASET_TRANSFORM", "tag")
+    with pytest.raises(ValueError, match=r"sets \$MLKUBE_DATASET_PREFIX or \$MLKUBE_DATASET_TEMPLATE"):
+        ObjectIterableDataset(client=client)
