@@ -19,7 +19,7 @@ import websockets
 import websockets.exceptions
 
 from . import _paths
-from .errors import ConnectionFailed, Forbidden, MlkubeError, TransformFailed
+from .errors import ConnectionFailed, Forbidden, MlkubeError, TooManyRequests, TransformFailed, error_for
 
 if TYPE_CHECKING:
     from .client import Client
@@ -76,6 +76,19 @@ def _run(client: "Client", path: str, objects: Iterable[Tuple[str, bytes]], args
 
 
 def _open(client: "Client", loop: _Loop, path: str, window: int) -> Any:
+    """The stream's WebSocket, opened again after the wait the agent asks for while it refuses
+    with 429 (the streams a namespace may hold), as the client retries its requests."""
+    attempt = 0
+    while True:
+        try:
+            return _connect(client, loop, path, window)
+        except TooManyRequests as e:
+            if not client._wait_to_retry(attempt, e):
+                raise
+        attempt += 1
+
+
+def _connect(client: "Client", loop: _Loop, path: str, window: int) -> Any:
     url = "ws" + client.url[len("http"):] + path
     headers = client.headers()
 
@@ -91,11 +104,12 @@ def _open(client: "Client", loop: _Loop, path: str, window: int) -> Any:
         # websockets drops the refusal's body, which carries the agent's remedy: the same request
         # as a plain GET is refused the same way (the agent reviews before it upgrades).
         try:
-            client._request("GET", path)
+            client._request("GET", path, retry=False)
         except MlkubeError as refusal:
             if refusal.status == e.status_code:
                 raise refusal from None
-        raise MlkubeError(f"the agent refused the stream {path} with HTTP {e.status_code}", e.status_code) from None
+        raise error_for(e.status_code, f"the agent refused the stream {path}".encode(),
+                        e.headers.get("Retry-After")) from None
     except (OSError, asyncio.TimeoutError, websockets.exceptions.WebSocketException) as e:
         raise ConnectionFailed(f"stream {url}: {e}") from e
 

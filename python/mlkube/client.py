@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -14,7 +15,7 @@ from urllib.parse import urlencode
 import urllib3
 
 from . import _config, _paths
-from .errors import ConnectionFailed, MlkubeError, NotFound, error_for
+from .errors import ConnectionFailed, MlkubeError, NotFound, TooManyRequests, error_for
 
 Body = Union[bytes, bytearray, memoryview, IO[bytes]]
 
@@ -74,12 +75,22 @@ class Client:
     bounded by ``connect_timeout`` and ``read_timeout`` (between bytes, not for the whole body).
     A client may be shared by threads. DataLoader workers are processes: each one that is forked
     with a client makes its own connections on first use.
+
+    A request the agent refuses with 429 (a limit of its own, or its reviews' rate) is sent again
+    after the ``Retry-After`` the agent asked for (else 1, 2, 4... seconds), at most
+    ``retries_429`` times and waiting at most ``max_retry_wait`` seconds each time, then raises
+    :class:`~mlkube.errors.TooManyRequests`. A 429 means the agent did nothing, so repeating is
+    safe; only a request whose body is a file is not repeated, as its bytes were read.
     """
 
     def __init__(self, url: Optional[str] = None, *, token: Optional[str] = None,
                  token_file: Optional[str] = None, namespace: Optional[str] = None,
                  connect_timeout: float = 5.0, read_timeout: float = 120.0, pool_size: int = 16,
+                 retries_429: int = 3, max_retry_wait: float = 30.0,
                  env: Optional[Mapping[str, str]] = None) -> None:
+        if retries_429 < 0 or max_retry_wait < 0:
+            raise ValueError(f"retries_429={retries_429}, max_retry_wait={max_retry_wait}: neither may be "
+                             "negative (0 turns the retries off)")
         env = os.environ if env is None else env
         self.url = _config.agent_url(url, env)
         self.namespace = _config.namespace(namespace, env)
@@ -91,6 +102,8 @@ class Client:
                                       f"audience {_config.AUDIENCE} (`kubectl create token SA "
                                       f"--audience {_config.AUDIENCE}`), or token_file=...")
         self.timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
+        self.retries_429 = retries_429
+        self.max_retry_wait = max_retry_wait
         self._pool_size = pool_size
         self._pid = os.getpid()
         self._http = self._new_pool()
@@ -143,14 +156,34 @@ class Client:
 
     def _request(self, method: str, path: str, query: Optional[Mapping[str, str]] = None,
                  body: Optional[Body] = None, headers: Optional[Mapping[str, str]] = None,
-                 stream: bool = False) -> urllib3.HTTPResponse:
+                 stream: bool = False, retry: bool = True) -> urllib3.HTTPResponse:
         url = self.url + path
         q = {k: v for k, v in (query or {}).items() if v not in (None, "")}
         if q:
             url += "?" + urlencode(q)
+        attempt = 0
+        while True:
+            try:
+                return self._send(method, url, body, headers, stream)
+            except TooManyRequests as e:
+                if not (retry and _resendable(body) and self._wait_to_retry(attempt, e)):
+                    raise
+            attempt += 1
+
+    def _wait_to_retry(self, attempt: int, refusal: TooManyRequests) -> bool:
+        """Waits before retry number ``attempt + 1`` of a request the agent refused with 429, and
+        says whether to retry: False once ``retries_429`` retries were made."""
+        if attempt >= self.retries_429:
+            return False
+        asked = refusal.retry_after if refusal.retry_after is not None else 2.0 ** attempt
+        _sleep(min(max(asked, 0.0), self.max_retry_wait))
+        return True
+
+    def _send(self, method: str, url: str, body: Optional[Body], headers: Optional[Mapping[str, str]],
+              stream: bool) -> urllib3.HTTPResponse:
         h = self.headers()
         h.update(headers or {})
-        if body is not None and not isinstance(body, (bytes, bytearray, memoryview)):
+        if not _resendable(body):  # a file
             size = _length(body)
             if size is not None:
                 h.setdefault("Content-Length", str(size))
@@ -299,6 +332,15 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# What waits between retries: a name of this module, so the tests can count the waits.
+_sleep = time.sleep
+
+
+def _resendable(body: Optional[Body]) -> bool:
+    """Says whether a request's body can be sent again: bytes can, a file was read."""
+    return body is None or isinstance(body, (bytes, bytearray, memoryview))
 
 
 def _length(body: Any) -> Optional[int]:

@@ -25,3 +25,12 @@ def client(agent):
     c = mlkube.Client(agent.url, token="token-1", namespace=agent.namespace, env={}, read_timeout=10)
     yield c
     c.close()
+
+
+@pytest.fixture
+def waits(monkeypatch):
+    """The waits of the client's 429 retries, recorded instead of slept."""
+    import mlkube.client
+    seen = []
+    monkeypatch.setattr(mlkube.client, "_sleep", seen.append)
+    return seen

@@ -38,6 +38,8 @@ class FakeAgent:
         self.requests: List[Tuple[str, str]] = []  # (method, raw path with query)
         self.tokens_seen: List[str] = []
         self.throttle = False  # answer 429 to everything
+        self.throttle_next = 0  # requests answered 429 before the agent answers again
+        self.retry_after: Optional[str] = "3"  # the 429's Retry-After; None sends none
         self.revoke_stream_after: Optional[int] = None
         self.drop_next = 0  # requests whose connection is closed without an answer
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -106,9 +108,10 @@ def _handler(agent: FakeAgent):
             auth = self.headers.get("Authorization", "")
             token = auth[len("Bearer "):] if auth.startswith("Bearer ") else ""
             agent.tokens_seen.append(token)
-            if agent.throttle:
+            if agent.throttle or agent.throttle_next:
+                agent.throttle_next = max(0, agent.throttle_next - 1)
                 self._fail(429, "namespace team-a holds 4 of its share of 4 streams; raise --max-streams",
-                           headers={"Retry-After": "3"})
+                           headers={"Retry-After": agent.retry_after} if agent.retry_after else None)
                 return False
             if token not in agent.tokens:
                 self._fail(401, 'unauthenticated: the token is not valid (it must be a live ServiceAccount '

@@ -23,7 +23,7 @@ def test_forbidden(agent, client):
     assert isinstance(e.value, mlkube.MlkubeError)
 
 
-def test_too_many_requests_carries_retry_after(agent, client):
+def test_too_many_requests_carries_retry_after(agent, client, waits):
     agent.throttle = True
     with pytest.raises(mlkube.TooManyRequests) as e:
         client.get("x")
