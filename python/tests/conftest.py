@@ -34,3 +34,24 @@ def waits(monkeypatch):
     seen = []
     monkeypatch.setattr(mlkube.client, "_sleep", seen.append)
     return seen
+
+
+@pytest.fixture
+def worker_env(agent, tmp_path):
+    """The environment of an MxJob worker whose spec.dataset is {prefix: train, transform: decode},
+    with the fake agent for its node: 64 objects of one sample each (four float32 features and a
+    float32 target), which decode passes on as they are."""
+    import struct
+    for i in range(64):
+        x = [i % 5 / 5, i % 3 / 3, i % 7 / 7, 1.0]
+        agent.store(f"train/{i:03d}", struct.pack("<5f", *x, 2 * x[0] - x[1] + 0.5))
+    agent.transforms["decode"] = lambda b, args: b
+    token = tmp_path / "token"
+    token.write_text("token-1")
+    env = dict(os.environ, MLKUBE_DATAPATH_URL=agent.url, MLKUBE_NAMESPACE=agent.namespace,
+               MLKUBE_DATAPATH_TOKEN_FILE=str(token), PYTHONPATH=os.path.join(os.path.dirname(__file__), ".."),
+               MLKUBE_DATASET_PREFIX="train/", MLKUBE_DATASET_TRANSFORM="decode")
+    for k in ("RANK", "WORLD_SIZE", "DMLC_NUM_WORKER", "DMLC_WORKER_ID", "MLKUBE_DATASET_TEMPLATE",
+              "MLKUBE_DATASET_ARGS"):
+        env.pop(k, None)
+    return env
