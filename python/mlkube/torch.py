@@ -14,6 +14,7 @@ import os
 from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 from . import _config
+from ._paths import PIPELINE_SEPARATOR
 from .client import Client
 from .split import by_node, rank_and_world, share
 from .template import Template
@@ -172,8 +173,24 @@ class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
     """An iterable dataset: each DataLoader worker of each rank reads its own contiguous run of
     the objects, in name order; together they read every object once.
 
-    Takes the arguments of :class:`ObjectDataset`.
+    Takes the arguments of :class:`ObjectDataset`, and:
+
+    Args:
+        stream: send the objects through the Transform over one WebSocket per worker
+            (:meth:`mlkube.Client.stream`), ``window`` of them in flight, instead of one transform
+            request per object; each object is still fetched with a GET. Needs a ws Transform,
+            one and not a pipeline.
+        window: the objects a worker's stream keeps in flight.
     """
+
+    def __init__(self, *args: Any, stream: bool = False, window: int = 32, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if stream and (not self.transform or PIPELINE_SEPARATOR in self.transform):
+            raise ValueError(f"stream=True needs one ws Transform to stream the objects through, not "
+                             f"{self.transform!r}: pass transform=, or leave stream off")
+        if window < 1:
+            raise ValueError(f"window {window}: at least 1 object must be in flight")
+        self.stream, self.window = stream, window
 
     def worker_names(self) -> Sequence[str]:
         """The objects the calling DataLoader worker (or the main process) reads."""
@@ -182,8 +199,15 @@ class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
         return [self.names[i] for i in share(len(self.names), worker, workers)]
 
     def __iter__(self) -> Iterator[Any]:
-        for name in self.worker_names():
-            yield self.read(name)
+        if not self.stream:
+            for name in self.worker_names():
+                yield self.read(name)
+            return
+        # Drawn one at a time as the stream's window frees: at most window objects are held.
+        objects = ((name, self.client.get(name)) for name in self.worker_names())
+        assert self.transform is not None
+        for name, data in self.client.stream(self.transform, objects, args=self.args, window=self.window):
+            yield self.decode(name, data)
 
     def __len__(self) -> int:
         """The objects of this rank (all its workers together)."""

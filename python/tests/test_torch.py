@@ -156,3 +156,35 @@ def test_no_objects_and_no_mxjob_dataset(client, job_env):
     job_env.setenv("MLKUBE_DATASET_TRANSFORM", "tag")
     with pytest.raises(ValueError, match=r"sets \$MLKUBE_DATASET_PREFIX or \$MLKUBE_DATASET_TEMPLATE"):
         ObjectIterableDataset(client=client)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_stream_sends_each_workers_objects_over_one_websocket(dataset, client, workers):
+    ds = ObjectIterableDataset("train/", client=client, transform="tag", args="k", stream=True, window=4,
+                               rank=0, world_size=1)
+    got = [tuple(sample) for sample in DataLoader(ds, batch_size=None, num_workers=workers)]
+    assert sorted(got) == [(f"train/{i:03d}", f"k:sample-{i}".encode()) for i in range(50)]
+    streams = [p for m, p in dataset.requests if p.startswith("/v1/stream/")]
+    assert streams == ["/v1/stream/team-a/tag"] * max(workers, 1)
+    assert not [p for m, p in dataset.requests if p.startswith("/v1/transform/")]
+
+
+def test_stream_keeps_the_window_it_is_given(dataset, client, monkeypatch):
+    windows = []
+    real = mlkube.Client.stream
+
+    def spy(self, transform, objects, **kwargs):
+        windows.append(kwargs["window"])
+        return real(self, transform, objects, **kwargs)
+    monkeypatch.setattr(mlkube.Client, "stream", spy)
+    ds = ObjectIterableDataset(names=["train/001"], client=client, transform="upper", stream=True, window=3)
+    assert list(ds) == [("train/001", b"SAMPLE-1")] and windows == [3]
+
+
+def test_stream_needs_one_transform(client):
+    with pytest.raises(ValueError, match="stream=True needs one ws Transform .* not None"):
+        ObjectIterableDataset(names=["a"], client=client, stream=True)
+    with pytest.raises(ValueError, match="not 'upper>>rev'"):
+        ObjectIterableDataset(names=["a"], client=client, transform="upper>>rev", stream=True)
+    with pytest.raises(ValueError, match="window 0"):
+        ObjectIterableDataset(names=["a"], client=client, transform="upper", stream=True, window=0)
