@@ -85,7 +85,7 @@ class _Objects:
             job = _config.job_dataset(os.environ)
             prefix, template = job.prefix, job.template
             if transform is None:
-                transform, args = job.transform, job.args if args is None else args
+                transform, args = job.transform, (job.args if args is None else args)
         self.client = client or Client()
         self.transform = transform or None
         self.args = args or ""
