@@ -29,7 +29,8 @@ func TestPythonClient(t *testing.T) {
 	f.grant(token, use("tag"), use("wstag"), use("bad"), use("nope"), dataAccess(readData, "default"), dataAccess(writeData, "default"),
 		dataAccess(wire.VerbList, "default"), dataAccess(wire.VerbDelete, "default"))
 	f.grant("nobody") // a caller that may do nothing
-	e := newEnv(t, func(o *Options) { o.Access = f })
+	// One stream at a time, so that the client's retries of a 429 meet the agent's own refusal.
+	e := newEnv(t, func(o *Options) { o.Access = f; o.MaxStreams = 1 })
 	e.addTransform("tag", etlv1alpha1.CommHPush, "", tag("tag"))
 	e.addTransform("wstag", etlv1alpha1.CommWS, "", tag("wstag"))
 	e.addTransform("bad", etlv1alpha1.CommHPush, "", fail("cannot decode this object"))

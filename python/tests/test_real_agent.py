@@ -1,10 +1,12 @@
 """The client against the real agent (datapath/agent): run by that package's TestPythonClient,
 which starts an agent, gives it Transforms tag (hpush), wstag (ws) and bad (fails every object),
 lets the caller use nope too (which does not exist: the agent reviews before it looks up),
-and sets MLKUBE_TEST_AGENT_URL and MLKUBE_TEST_AGENT_TOKEN. Skipped when run alone."""
+allows one stream at a time (--max-streams 1), and sets MLKUBE_TEST_AGENT_URL and
+MLKUBE_TEST_AGENT_TOKEN. Skipped when run alone."""
 
 import hashlib
 import os
+import time
 
 import pytest
 
@@ -73,3 +75,17 @@ def test_refusals_carry_the_agents_message(client):
     with pytest.raises(mlkube.Unauthorized) as e:
         stranger.transform("tag", data=b"x")
     assert e.value.status == 401
+
+
+def test_a_stream_over_the_agents_cap_is_retried(client):
+    held = client.stream("wstag", iter([("h/0", b"0"), ("h/1", b"1")]), window=1)
+    assert next(held) == ("h/0", b"0|wstag:")  # open, and holding the node's one stream
+    impatient = mlkube.Client(URL, token=client.token(), namespace="default", env={}, retries_429=2,
+                              max_retry_wait=0.05)
+    start = time.monotonic()
+    with pytest.raises(mlkube.TooManyRequests) as e:
+        list(impatient.stream("wstag", [("a", b"1")]))
+    assert e.value.status == 429 and "--max-streams" in e.value.message
+    assert time.monotonic() - start >= 0.1  # two waits: the agent sent no Retry-After, 1 s capped at 0.05
+    held.close()  # the agent releases the stream once it sees the close: the retries outwait that
+    assert list(client.stream("wstag", [("a", b"1")])) == [("a", b"1|wstag:")]
