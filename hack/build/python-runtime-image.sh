@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Builds the base layer of the Python `code` runtime image (mlkube/runtime-python3.11:dev) from
-# Debian's packages, because this project's machines can pull no image: the files of
-# python3.11-minimal, libpython3.11-minimal and libpython3.11-stdlib (without docs), a
-# /usr/bin/python3 link, the shared libraries of the interpreter and its extension modules, with
-# the loader; and Debian's pip (with setuptools, wheel and distutils), which the runtime runs to
-# install a Transform's spec.code.dependencies into a private directory.
+# Builds the base layer of an image on Debian's python3.11, because this project's machines can
+# pull no image. Two layers, by the first argument:
+#
+#   runtime (the default): the Python `code` runtime image (mlkube/runtime-python3.11:dev): the
+#     files of python3.11-minimal, libpython3.11-minimal and libpython3.11-stdlib (without docs), a
+#     /usr/bin/python3 link, the shared libraries of the interpreter and its extension modules,
+#     with the loader; and Debian's pip (with setuptools, wheel and distutils), which the runtime
+#     runs to install a Transform's spec.code.dependencies into a private directory.
+#   torch: the e2e training image (mlkube/e2e-torch:dev): the same, plus Debian's python3-torch,
+#     the Python packages it depends on, the shared libraries every extension module of those
+#     packages loads (libtorch and its closure, as ldd reports it), and this repository's Python
+#     client (python/mlkube) where Debian's python3 finds it. It is built for this machine's
+#     architecture only: it is a test image, not a release's.
 #
 # The layer is for the Debian architecture MLKUBE_IMAGE_ARCH (amd64 or arm64; default this
 # machine's, which is what make images builds):
@@ -17,10 +24,11 @@
 #     that architecture and finds its loader and every library it needs (readelf) in the layer.
 #
 # The layer, an uncompressed tar, is cached under
-# $MLKUBE_CACHE/runtime-python3.11-<arch>-<key>/layer.tar, the key hashing the packages' versions
-# and this script, so only the first run pays (seconds here, a download for another architecture).
+# $MLKUBE_CACHE/<layer>-python3.11-<arch>-<key>/layer.tar, the key hashing the packages' versions,
+# this script and (torch) python/mlkube, so only the first run pays (seconds here for the runtime,
+# a minute for torch, a download for another architecture).
 #
-# usage: [MLKUBE_IMAGE_ARCH=arm64] hack/build/python-runtime-image.sh
+# usage: [MLKUBE_IMAGE_ARCH=arm64] hack/build/python-runtime-image.sh [runtime|torch]
 # prints the path of the layer tarball on stdout.
 set -euo pipefail
 
@@ -30,6 +38,18 @@ packages=("$PYTHON-minimal" "lib$PYTHON-minimal" "lib$PYTHON-stdlib"
 CACHE=${MLKUBE_CACHE:-$HOME/.cache/mlkube}
 HOST_ARCH=$(dpkg --print-architecture)
 ARCH=${MLKUBE_IMAGE_ARCH:-$HOST_ARCH}
+LAYER=${1:-runtime}
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+case $LAYER in
+  runtime) ;;
+  torch)
+    if [ "$ARCH" != "$HOST_ARCH" ]; then
+      echo "python-runtime-image: the torch layer is this machine's architecture ($HOST_ARCH) only, not $ARCH: it is an e2e image" >&2
+      exit 1
+    fi
+    packages+=(python3-torch) ;;
+  *) echo "python-runtime-image: layer $LAYER: want runtime or torch" >&2; exit 1 ;;
+esac
 case $ARCH in
   amd64) TRIPLET=x86_64-linux-gnu MACHINE="X86-64" ;;
   arm64) TRIPLET=aarch64-linux-gnu MACHINE="AArch64" ;;
@@ -56,6 +76,17 @@ host_versions() {
       { apt-get update >&2 && apt-get install -y --no-install-recommends "${missing[@]}" >&2; }
   fi
   dpkg-query -W -f='${Package}=${Version}:${Architecture}\n' "${packages[@]}"
+}
+
+# torch_deps adds to packages the installed Python packages python3-torch needs, directly or not
+# (numpy, typing-extensions, yaml, ...), whose modules are files ldd cannot find; and libtorch,
+# whose libraries torch also dlopens by the links in torch/lib (libtorch_global_deps.so).
+torch_deps() {
+  local p
+  for p in $(apt-cache depends --recurse --installed --no-recommends --no-suggests --no-conflicts \
+    --no-breaks --no-replaces --no-enhances python3-torch | grep -E '^(python3-[a-z0-9.+-]+|libtorch[0-9.]+)$' | sort -u); do
+    if installed "$p" && [[ ! " ${packages[*]} " == *" $p "* ]]; then packages+=("$p"); fi
+  done
 }
 
 # foreign_apt makes ARCH's package lists known to apt, once (root).
@@ -85,14 +116,19 @@ stanza_versions() {
 }
 
 if [ "$ARCH" = "$HOST_ARCH" ]; then
+  # Not in host_versions: that runs in a subshell, and packages must grow here.
+  if [ "$LAYER" = torch ]; then host_versions >/dev/null && torch_deps; fi
   versions=$(host_versions)
 else
   foreign_apt
   mapfile -t apt_packages < <(qualified "${packages[@]}")
   versions=$(stanza_versions "${apt_packages[@]}")
 fi
-key=$( { echo "$versions"; cat "$0"; } | sha256sum | cut -c1-16)
-dir="$CACHE/runtime-$PYTHON-$ARCH-$key"
+# The client's files are part of the torch layer, so part of its key.
+client_files() { [ "$LAYER" = torch ] && (cd "$REPO/python" && find mlkube -name '*.py' -o -name py.typed | sort); }
+key=$( { echo "$versions"; cat "$0"; client_files | while read -r f; do echo "$f"; cat "$REPO/python/$f"; done; } |
+  sha256sum | cut -c1-16)
+dir="$CACHE/$LAYER-$PYTHON-$ARCH-$key"
 layer="$dir/layer.tar"
 if [ -f "$layer" ]; then echo "$layer"; exit 0; fi
 
@@ -118,13 +154,15 @@ copy() {
 # collect_host copies the installed packages' files, and the libraries ldd finds for the
 # interpreter and every extension module, with the loader.
 collect_host() {
-  dpkg -L "${packages[@]}" | sort -u | while read -r f; do
-    case "$f" in /usr/share/doc/* | /usr/share/man/* | /usr/share/lintian/* | /usr/share/binfmts/*) continue ;; esac
-    if [ -L "$f" ] || [ -f "$f" ]; then copy "$f"; fi
-  done
+  # One tar for every file and link (thousands for torch's packages), not a cp each.
+  dpkg -L "${packages[@]}" | sort -u | grep -vE '^/usr/share/(doc|man|lintian|binfmts)/' |
+    while read -r f; do if [ -L "$f" ] || [ -f "$f" ]; then echo "$f"; fi; done |
+    tar -C / -cf - --no-recursion -T - | tar -C "$root" -xf - --keep-directory-symlink
   local libs lib real
-  libs=$(find "/usr/bin/$PYTHON" "/usr/lib/$PYTHON/lib-dynload" -type f \( -name '*.so' -o -perm -u+x \) \
-    -exec ldd {} + 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $1 !~ /:$/ {print $1}' | sort -u)
+  # The interpreter, its extension modules, and (torch) every shared object of the packages.
+  libs=$( { find "/usr/bin/$PYTHON" "/usr/lib/$PYTHON/lib-dynload" -type f \( -name '*.so' -o -perm -u+x \);
+    [ "$LAYER" = runtime ] || dpkg -L "${packages[@]}" | grep -E '\.so(\.[0-9.]+)?$' | sort -u; } |
+    { xargs ldd 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $1 !~ /:$/ {print $1}' | sort -u)
   for lib in $libs; do
     [ -e "$root$lib" ] && continue
     # The library itself (a link's target included) and the link under the name ldd found.
@@ -182,6 +220,13 @@ check_foreign() {
 
 if [ "$ARCH" = "$HOST_ARCH" ]; then collect_host; else collect_foreign; fi
 ln -sf "$PYTHON" "$root/usr/bin/python3"
+if [ "$LAYER" = torch ]; then
+  mkdir -p "$root/usr/lib/python3/dist-packages"
+  client_files | while read -r f; do
+    mkdir -p "$root/usr/lib/python3/dist-packages/$(dirname "$f")"
+    cp "$REPO/python/$f" "$root/usr/lib/python3/dist-packages/$f"
+  done
+fi
 
 # Sanity check before caching: the collected interpreter runs on its own, or, for another
 # architecture, finds everything it would load.
@@ -190,6 +235,12 @@ if [ "$ARCH" != "$HOST_ARCH" ]; then
 elif [ "$(id -u)" = 0 ]; then
   chroot "$root" /usr/bin/python3 -c 'import hashlib, json, zlib, ssl, sqlite3, encodings.idna' >&2
   chroot "$root" /usr/bin/python3 -m pip --version >&2
+  if [ "$LAYER" = torch ]; then
+    # torch reads /dev/urandom on import, which a container has and this root does not.
+    mkdir -p "$root/dev" && mknod -m 444 "$root/dev/urandom" c 1 9
+    chroot "$root" /usr/bin/python3 -c 'import torch, mlkube.torch; from torch.utils.data import DataLoader; print("torch", torch.__version__)' >&2
+    rm -rf "$root/dev"
+  fi
 fi
 
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$root" -cf "$layer.tmp" \

@@ -183,21 +183,21 @@ func TestTableIsBuildable(t *testing.T) {
 	}
 }
 
-// TestBuildWithBaseLayer: the layer a BaseLayerScript names goes below the binary, and PATH reaches
-// its programs.
+// TestBuildWithBaseLayer: the layer a BaseLayerScript names, given its BaseLayerArgs, goes below
+// the binary, and PATH reaches its programs.
 func TestBuildWithBaseLayer(t *testing.T) {
 	root := t.TempDir()
 	bin := filepath.Join(root, "tool")
 	if err := os.WriteFile(bin, []byte("#!/bin/true\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\nset -e\nmkdir -p base/usr/bin\necho hi > base/usr/bin/hello\n" +
+	script := "#!/bin/sh\nset -e\n[ \"$1\" = hello ]\nmkdir -p base/usr/bin\necho hi > base/usr/bin/$1\n" +
 		"tar -C base -cf base.tar usr\necho building >&2\necho \"$PWD/base.tar\"\n"
 	if err := os.WriteFile(filepath.Join(root, "base.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	b := Builder{Root: root, OutDir: t.TempDir()}
-	path, err := b.Build(context.Background(), Spec{Ref: "mlkube/tool:1", Binary: bin, BaseLayerScript: "base.sh"})
+	path, err := b.Build(context.Background(), Spec{Ref: "mlkube/tool:1", Binary: bin, BaseLayerScript: "base.sh", BaseLayerArgs: []string{"hello"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,9 @@ type Spec struct {
 	// (hack/build/python-runtime-image.sh collects Debian's python3.11 this way), and PATH then also
 	// holds the usual bin and sbin directories.
 	BaseLayerScript string
+	// BaseLayerArgs are the BaseLayerScript's arguments (hack/build/python-runtime-image.sh's is
+	// which layer: the runtime's, or the e2e training image's with PyTorch).
+	BaseLayerArgs []string
 	// Dir is the directory the binary goes in, "/" when empty (then also the image's PATH); an
 	// image whose users run a fixed path (kubeadm's kube-proxy runs /usr/local/bin/kube-proxy)
 	// names it here.
@@ -61,7 +64,7 @@ func (s Spec) baseLayers(ctx context.Context, root, arch string) ([]v1.Layer, er
 	if s.BaseLayerScript == "" {
 		return nil, nil
 	}
-	path, err := repo.Script(ctx, root, s.BaseLayerScript, nil, ArchEnv+"="+arch)
+	path, err := repo.Script(ctx, root, s.BaseLayerScript, s.BaseLayerArgs, ArchEnv+"="+arch)
 	if err != nil {
 		return nil, err
 	}

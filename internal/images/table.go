@@ -43,6 +43,17 @@ var LoadGen = Spec{Ref: "mlkube/loadgen:dev", Package: "./e2e/images/loadgen", L
 // environment (e2e/images/mxjob-workload).
 var MxJobWorkload = Spec{Ref: "mlkube/mxjob-workload:dev", Package: "./e2e/images/mxjob-workload"}
 
+// TorchTrainer is the e2e suite's PyTorch training workload (e2e/images/torch-trainer): Debian's
+// python3 with python3-torch and this repository's Python client, collected by
+// hack/build/python-runtime-image.sh torch (about 630 MB, for this machine's architecture only),
+// under the binary that runs the embedded training script.
+var TorchTrainer = Spec{
+	Ref:             "mlkube/e2e-torch:dev",
+	Package:         "./e2e/images/torch-trainer",
+	BaseLayerScript: "hack/build/python-runtime-image.sh",
+	BaseLayerArgs:   []string{"torch"},
+}
+
 // Example transformers built on the transformer SDK.
 var (
 	TransformerEcho = Spec{Ref: "mlkube/transformer-echo:dev", Package: "./examples/transformers/echo"}
@@ -74,5 +85,5 @@ var KindNodeNet = Spec{Ref: "mlkube/kind-nodenet:dev", Package: "./e2e/images/no
 // All lists every image `make images` builds.
 func All() []Spec {
 	return []Spec{Manager, Pause, CoreDNS, MetricsServer, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
-		IOShim, RuntimePython311, NodeAgent, LoadGen, KindNodeNet}
+		IOShim, RuntimePython311, NodeAgent, LoadGen, KindNodeNet, TorchTrainer}
 }
