@@ -2,7 +2,11 @@ package suite
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -102,4 +106,114 @@ func runningWorkers(t *testing.T, job *v1beta1.MxJob, n int) []corev1.Pod {
 	})
 	slices.SortFunc(workers, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return workers
+}
+
+// torchImage is the e2e suite's PyTorch training workload (images.TorchTrainer).
+const torchImage = "mlkube/e2e-torch:dev"
+
+// trainSamples is how many objects TestMxJobTrainsWithPyTorchOnItsDataset trains on.
+const trainSamples = 1000
+
+// decodeCSV is the Transform that makes a training sample of an object: a line of CSV, four
+// features and a target, becomes five little-endian float32s.
+const decodeCSV = `import struct
+
+
+def transform(data):
+    return struct.pack("<5f", *map(float, data.decode().split(",")))
+`
+
+// TestMxJobTrainsWithPyTorchOnItsDataset: erin, an editor of a namespace that enforces the
+// restricted Pod Security Standard, copies 1,000 samples into the node tier (spread over the
+// nodes), makes a Python Transform that decodes them, and submits an MxJob of one worker per node
+// that trains a linear model with PyTorch (mlkube/e2e-torch:dev: Debian's python3-torch and the
+// mlkube client; e2e/images/torch-trainer/train.py). The workers find their dataset, token and
+// agent in the environment the controller gave them, gather each other's nodes over gloo and read
+// through their own node's agent with locality, and average gradients with all_reduce; the job
+// succeeds only when every worker learnt the model. From the workers' logs, every sample was read
+// exactly once across the workers, its bytes were the Transform's output, and each worker read
+// only objects its own node holds.
+func TestMxJobTrainsWithPyTorchOnItsDataset(t *testing.T) {
+	admin := newShell(t)
+	nodes := readyNodes(t)
+	ns := onboard(t, "erin")
+	k8s.MustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "trainer", Namespace: ns}})
+	grant(t, ns, "mlkube-datapath-viewer", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "trainer", Namespace: ns})
+	erin := admin.as("erin")
+	t.Cleanup(func() { dumpDiagnostics(t, ns) })
+
+	want := map[string]string{} // object name: SHA-256 of the Transform's output
+	for i := range trainSamples {
+		var x [4]float32
+		for j := range x { // multiples of 1/64, exact in float32 and in decimal
+			x[j] = float32(rand.IntN(257)-128) / 64
+		}
+		y := x[0] - 2*x[1] + 3*x[2] + x[3]/2 + 0.25
+		name := fmt.Sprintf("s-%04d.csv", i)
+		erin.file("samples/"+name, fmt.Sprintf("%g,%g,%g,%g,%g", x[0], x[1], x[2], x[3], y))
+		want["train/"+name] = sha256hex(binary.LittleEndian.AppendUint32(littleEndianFloats(x[:]), math.Float32bits(y)))
+	}
+	erin.do(ns, "etl cp ./samples etl:train/")
+	erin.file("decode.py", decodeCSV)
+	erin.do(ns, "etl init code --name decode --runtime python3.11 --from-file decode.py", "transform.etl.mlkube.io/decode created")
+	erin.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/decode --timeout=5m", "condition met")
+
+	erin.do(ns, fmt.Sprintf("mxjob submit trainer --workers %d --image %s --dataset etl:train/ --transform decode "+
+		"--service-account trainer -- /torch-trainer", len(nodes), torchImage), "mxjob.mxnet.mlkube.io/trainer created")
+	erin.do(ns, "mxjob wait trainer --for=Succeeded --timeout=10m", "mxjob.mxnet.mlkube.io/trainer Succeeded")
+
+	var list wire.ObjectList
+	if raw := erin.do(ns, "etl ls train/ --recursive -o json"); json.Unmarshal([]byte(raw), &list) != nil {
+		t.Fatalf("kubectl etl ls train/ --recursive -o json: not an object list: %.500s", raw)
+	}
+	holder := map[string]string{}
+	for _, o := range list.Items {
+		holder[o.Name] = o.Node
+	}
+	var workers corev1.PodList
+	if err := k8s.List(context.Background(), &workers, client.InNamespace(ns),
+		client.MatchingLabels{v1beta1.LabelJobName: "trainer", v1beta1.LabelReplicaType: v1beta1.ReplicaTypeWorker.Role()}); err != nil {
+		t.Fatal(err)
+	}
+	readBy := map[string][]string{} // object: the workers that read it
+	onNodes := []string{}
+	for _, w := range workers.Items {
+		onNodes = append(onNodes, w.Spec.NodeName)
+		logs := erin.do(ns, "logs "+w.Name+" -c mxnet", "loss")
+		for _, line := range strings.Split(logs, "\n") {
+			f := strings.Fields(line)
+			if len(f) != 4 || f[0] != "object" {
+				continue
+			}
+			name, digest, node := f[1], f[2], f[3]
+			readBy[name] = append(readBy[name], w.Name)
+			switch {
+			case want[name] == "":
+				t.Errorf("worker %s read %s, which is not in the dataset", w.Name, name)
+			case digest != want[name]:
+				t.Errorf("worker %s read %s as bytes of SHA-256 %s; the Transform makes %s", w.Name, name, digest, want[name])
+			case node != w.Spec.NodeName || holder[name] != w.Spec.NodeName:
+				t.Errorf("worker %s on node %s (it says %s) read %s, which node %q holds: want only its own node's objects",
+					w.Name, w.Spec.NodeName, node, name, holder[name])
+			}
+		}
+	}
+	for name := range want {
+		if n := len(readBy[name]); n != 1 {
+			t.Errorf("%s was read %d times (by %v); want exactly once across the workers", name, n, readBy[name])
+		}
+	}
+	slices.Sort(onNodes)
+	if !slices.Equal(onNodes, nodes) {
+		t.Errorf("the workers ran on %v; want one on each node, %v", onNodes, nodes)
+	}
+}
+
+// littleEndianFloats is fs as little-endian float32s, as Python's struct.pack("<f").
+func littleEndianFloats(fs []float32) []byte {
+	var b []byte
+	for _, f := range fs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
 }

@@ -31,6 +31,7 @@ var scopes = map[string][]string{
 		"TestTransformOneReadyPodPerNodeForEachCommunication", // every communication type on every node
 		"TestTransformRunResumesAfterItsAgentIsDeleted",       // an agent pod restarting on a data root it owns
 		"TestMxJobDistRendezvousSucceeds",                     // pod to pod across nodes through headless Services
+		"TestMxJobTrainsWithPyTorchOnItsDataset",              // gloo between nodes, each worker reading its node's agent
 		"TestHostileTenant",                                   // the agents' and the manager's bounds under the provider's network and cgroups (about 2 min)
 		"TestFQNInRestrictedNamespace",                        // the data.mlkube.io driver under the provider's kubelet and mount propagation
 	},
