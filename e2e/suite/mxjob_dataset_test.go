@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -161,6 +162,7 @@ func TestMxJobTrainsWithPyTorchOnItsDataset(t *testing.T) {
 	erin.do(ns, fmt.Sprintf("mxjob submit trainer --workers %d --image %s --dataset etl:train/ --transform decode "+
 		"--service-account trainer -- /torch-trainer", len(nodes), torchImage), "mxjob.mxnet.mlkube.io/trainer created")
 	erin.do(ns, "mxjob wait trainer --for=Succeeded --timeout=10m", "mxjob.mxnet.mlkube.io/trainer Succeeded")
+	erin.do(ns, "mxjob logs trainer", regexp.MustCompile(`\[pod/trainer-worker-0\] rank 0: loss \d`))
 
 	var list wire.ObjectList
 	if raw := erin.do(ns, "etl ls train/ --recursive -o json"); json.Unmarshal([]byte(raw), &list) != nil {
