@@ -76,22 +76,8 @@ func run(t *testing.T, tc testCase, agent string) *clitest.Env {
 		return stubDataPath{agent}, stubDataPath{agent}, http.DefaultClient, nil
 	}
 	code := env.Run(cli.NewRoot(Plugin, env.Env, commands(env.Env, dp)...), tc.args...)
-	checkRun(t, env, code, tc.wantCode, tc.wantOut, tc.wantErr)
+	env.Check(t, code, tc.wantCode, tc.wantOut, tc.wantErr)
 	return env
-}
-
-// checkRun compares a command's exit code and exact output with the expected.
-func checkRun(t *testing.T, env *clitest.Env, code, wantCode int, wantOut, wantErr string) {
-	t.Helper()
-	if code != wantCode {
-		t.Errorf("exit code %d, want %d", code, wantCode)
-	}
-	if diff := cmp.Diff(wantOut, env.Stdout.String()); diff != "" {
-		t.Errorf("stdout (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(wantErr, env.Stderr.String()); diff != "" {
-		t.Errorf("stderr (-want +got):\n%s", diff)
-	}
 }
 
 func runCases(t *testing.T, cases map[string]testCase) {

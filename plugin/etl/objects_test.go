@@ -46,7 +46,7 @@ func runObjectCases(t *testing.T, cases map[string]objectCase) {
 				t.Chdir(dir)
 			}
 			env, code, forwards := runObjectsWith(t, url, tc.stdin, tc.transforms, strings.Fields(tc.args)...)
-			checkRun(t, env, code, tc.wantCode, tc.wantOut, tc.wantErr)
+			env.Check(t, code, tc.wantCode, tc.wantOut, tc.wantErr)
 			if tc.wantLeft != nil {
 				var left []string
 				for _, o := range tc.objects {

@@ -96,7 +96,7 @@ func runRunsCases(t *testing.T, agent string, cases map[string]runsCase) {
 			if os.Getenv("RUNS_GOLDEN") != "" {
 				fmt.Printf("GOLDEN\t%s\t%q\t%q\t%d\n", name, env.Stdout.String(), env.Stderr.String(), code)
 			}
-			checkRun(t, env, code, tc.wantCode, tc.wantOut, tc.wantErr)
+			env.Check(t, code, tc.wantCode, tc.wantOut, tc.wantErr)
 		})
 	}
 }

@@ -29,7 +29,7 @@ func runIndexed(t *testing.T, tc testCase) {
 		})
 	env := clitest.NewEnvWith(b)
 	code := env.Run(NewRoot(env.Env), tc.args...)
-	checkRun(t, env, code, tc.wantCode, tc.wantOut, tc.wantErr)
+	env.Check(t, code, tc.wantCode, tc.wantOut, tc.wantErr)
 }
 
 func TestVocabulary(t *testing.T) {
@@ -204,6 +204,6 @@ current-context: x
 	flags.CacheDir = &cache
 	env := cli.NewEnv(genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, flags, NewScheme())
 	code := cli.Execute(NewRoot(env), []string{"get", "--kubeconfig", kubeconfig})
-	checkRun(t, &clitest.Env{Stdout: &out, Stderr: &errOut}, code, cli.ExitUnknown, "",
+	(&clitest.Env{Stdout: &out, Stderr: &errOut}).Check(t, code, cli.ExitUnknown, "",
 		"error: Get \"http://127.0.0.1:1/api?timeout=32s\": dial tcp 127.0.0.1:1: connect: connection refused; the cluster is unreachable: did you specify the right host or port? (--server, --context or KUBECONFIG)\n")
 }

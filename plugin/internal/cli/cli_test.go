@@ -237,22 +237,8 @@ func TestRoot(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := clitest.NewEnv(clientgoscheme.Scheme, objs)
 			code := env.Run(newRoot(env.Env), tc.args...)
-			checkRun(t, env, code, tc.wantOut, tc.wantErr, tc.wantCode)
+			env.Check(t, code, tc.wantCode, tc.wantOut, tc.wantErr)
 		})
-	}
-}
-
-// checkRun compares a run's exit code and output with those wanted.
-func checkRun(t *testing.T, env *clitest.Env, code int, wantOut, wantErr string, wantCode int) {
-	t.Helper()
-	if code != wantCode {
-		t.Errorf("exit code %d, want %d", code, wantCode)
-	}
-	if diff := cmp.Diff(wantOut, env.Stdout.String()); diff != "" {
-		t.Errorf("stdout (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(wantErr, env.Stderr.String()); diff != "" {
-		t.Errorf("stderr (-want +got):\n%s", diff)
 	}
 }
 

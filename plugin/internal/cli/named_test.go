@@ -84,7 +84,7 @@ func TestNamed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := clitest.NewEnv(clientgoscheme.Scheme, objs)
 			code := env.Run(newNamedRoot(env.Env), tc.args...)
-			checkRun(t, env, code, tc.wantOut, tc.wantErr, tc.wantCode)
+			env.Check(t, code, tc.wantCode, tc.wantOut, tc.wantErr)
 			var left corev1.ConfigMapList
 			if err := env.Factory.Ctrl.List(context.Background(), &left); err != nil {
 				t.Fatal(err)
