@@ -125,7 +125,9 @@ else
   versions=$(stanza_versions "${apt_packages[@]}")
 fi
 # The client's files are part of the torch layer, so part of its key.
-client_files() { [ "$LAYER" = torch ] && (cd "$REPO/python" && find mlkube -name '*.py' -o -name py.typed | sort); }
+client_files() {
+  if [ "$LAYER" = torch ]; then (cd "$REPO/python" && find mlkube -name '*.py' -o -name py.typed | sort); fi
+}
 key=$( { echo "$versions"; cat "$0"; client_files | while read -r f; do echo "$f"; cat "$REPO/python/$f"; done; } |
   sha256sum | cut -c1-16)
 dir="$CACHE/$LAYER-$PYTHON-$ARCH-$key"
