@@ -3,7 +3,6 @@ package suite
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,9 +30,6 @@ func TestTransformRunWithThePluginAlone(t *testing.T) {
 	s := newShell(t).as("ruth")
 	const count = 80
 	poisoned := map[string]bool{"obj-007.txt": true, "obj-042.txt": true}
-	if err := os.MkdirAll(filepath.Join(s.dir, "data"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for i := range count {
 		name := fmt.Sprintf("obj-%03d.txt", i)
 		content := "object " + name

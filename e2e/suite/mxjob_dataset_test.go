@@ -131,7 +131,9 @@ def transform(data):
 // mlkube client; e2e/images/torch-trainer/train.py). The workers find their dataset, token and
 // agent in the environment the controller gave them, gather each other's nodes over gloo and read
 // through their own node's agent with locality, and average gradients with all_reduce; the job
-// succeeds only when every worker learnt the model. From the workers' logs, every sample was read
+// succeeds when every worker has learnt the model (--success-policy AllWorkers: the scheduler only
+// hosts the rendezvous, and a job that ended with it would remove workers still exiting, with
+// their logs). From the workers' logs, every sample was read
 // exactly once across the workers, its bytes were the Transform's output, and each worker read
 // only objects its own node holds.
 func TestMxJobTrainsWithPyTorchOnItsDataset(t *testing.T) {
@@ -139,7 +141,8 @@ func TestMxJobTrainsWithPyTorchOnItsDataset(t *testing.T) {
 	nodes := readyNodes(t)
 	ns := onboard(t, "erin")
 	k8s.MustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "trainer", Namespace: ns}})
-	grant(t, ns, "mlkube-datapath-viewer", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "trainer", Namespace: ns})
+	// Through a Transform: the workers use it, which mlkube-datapath-user allows.
+	grant(t, ns, "mlkube-datapath-user", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "trainer", Namespace: ns})
 	erin := admin.as("erin")
 	t.Cleanup(func() { dumpDiagnostics(t, ns) })
 
@@ -160,7 +163,7 @@ func TestMxJobTrainsWithPyTorchOnItsDataset(t *testing.T) {
 	erin.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/decode --timeout=5m", "condition met")
 
 	erin.do(ns, fmt.Sprintf("mxjob submit trainer --workers %d --image %s --dataset etl:train/ --transform decode "+
-		"--service-account trainer -- /torch-trainer", len(nodes), torchImage), "mxjob.mxnet.mlkube.io/trainer created")
+		"--service-account trainer --success-policy AllWorkers -- /torch-trainer", len(nodes), torchImage), "mxjob.mxnet.mlkube.io/trainer created")
 	erin.do(ns, "mxjob wait trainer --for=Succeeded --timeout=10m", "mxjob.mxnet.mlkube.io/trainer Succeeded")
 	erin.do(ns, "mxjob logs trainer", regexp.MustCompile(`\[pod/trainer-worker-0\] rank 0: loss \d`))
 

@@ -138,10 +138,14 @@ func (s *shell) refused(args []string, notOnStdout string, wants ...string) {
 	}
 }
 
-// file writes a file of the user's into the working directory.
+// file writes a file of the user's into the working directory, making its directory.
 func (s *shell) file(name, content string) {
 	s.t.Helper()
-	if err := os.WriteFile(filepath.Join(s.dir, name), []byte(content), 0o644); err != nil {
+	path := filepath.Join(s.dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 }

@@ -165,6 +165,16 @@ func TestSubmit(t *testing.T) {
 			wantErr:  "error: --server-memory \"8GB!\" is not a quantity; use e.g. 8Gi or 512Mi; see 'kubectl mxjob submit --help'\n",
 			wantCode: 1,
 		},
+		"a success policy that is none": {
+			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--success-policy", "Some", "--", "python"},
+			wantErr:  "error: --success-policy must be AllWorkers or unset, not \"Some\"; see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"a success policy of a local job": {
+			args:     []string{"submit", "mnist", "--mode", "local", "--image", "mxnet:1.9", "--success-policy", "AllWorkers", "--", "python"},
+			wantErr:  "error: --mode local succeeds with its worker; drop --success-policy or use --mode dist; see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
 		"a restart policy that is none": {
 			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--restart-policy", "Sometimes", "--dry-run=client", "--", "python"},
 			wantErr:  "error: --restart-policy \"Sometimes\" is not one of Never, OnFailure, Always, ExitCode; see 'kubectl mxjob submit --help'\n",
@@ -307,6 +317,15 @@ status: {}
 			wantCode: 1,
 		},
 	})
+}
+
+// TestSubmitSuccessPolicy: --success-policy AllWorkers reaches spec.successPolicy.
+func TestSubmitSuccessPolicy(t *testing.T) {
+	job, err := buildSubmitJob(submitSpec{mode: "dist", image: "i", workers: 2, servers: 1, command: []string{"train"},
+		successPolicy: "AllWorkers", runAsUser: restricted.DefaultUser, roles: map[v1beta1.ReplicaType]*roleFlags{}})
+	if err != nil || job.Spec.SuccessPolicy != v1beta1.SuccessPolicyAllWorkers {
+		t.Errorf("spec.successPolicy %q, %v; want AllWorkers", job.Spec.SuccessPolicy, err)
+	}
 }
 
 // Every replica submit writes is admitted by a namespace that enforces the restricted Pod

@@ -32,6 +32,7 @@ type submitSpec struct {
 	env             []string
 	command         []string
 	restartPolicy   string
+	successPolicy   string
 	backoffLimit    int32
 	// runAsUser is the uid every replica runs as (package restricted).
 	runAsUser int64
@@ -61,7 +62,8 @@ func buildSubmitJob(s submitSpec) (*v1beta1.MxJob, error) {
 	job := &v1beta1.MxJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "MxJob"},
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.namespace},
-		Spec:       v1beta1.MxJobSpec{JobMode: v1beta1.JobMode(s.mode), Dataset: dataset},
+		Spec: v1beta1.MxJobSpec{JobMode: v1beta1.JobMode(s.mode), Dataset: dataset,
+			SuccessPolicy: v1beta1.SuccessPolicy(s.successPolicy)},
 	}
 	if s.backoffLimit >= 0 {
 		job.Spec.RunPolicy.BackoffLimit = ptr.To(s.backoffLimit)
@@ -198,6 +200,8 @@ func newSubmitCommand(env *cli.Env) *cobra.Command {
 	f.Int32Var(&s.port, "port", 0, "Port of the scheduler (DMLC_PS_ROOT_PORT); defaults to 9091.")
 	f.StringArrayVar(&s.env, "env", nil, "Environment variable KEY=VALUE of every replica; repeatable.")
 	f.StringVar(&s.restartPolicy, "restart-policy", string(v1beta1.RestartPolicyNever), strings.Join(restartPolicies, ", ")+".")
+	f.StringVar(&s.successPolicy, "success-policy", "",
+		"When a dist job has succeeded: unset, when its scheduler has; AllWorkers, when every worker has (a scheduler that only hosts the rendezvous).")
 	f.Int32Var(&s.backoffLimit, "backoff-limit", -1, "Restarts allowed before the job fails; unset means no limit.")
 	f.Int64Var(&s.runAsUser, "run-as-user", restricted.DefaultUser,
 		"The uid (and gid) every replica runs as. Replicas run non-root, without privilege escalation or capabilities, with the runtime's seccomp profile: the restricted Pod Security Standard.")
@@ -246,6 +250,10 @@ func (o *submitOptions) Validate() error {
 		return cli.UsageError(o.cmd, "--run-as-user must be a non-root uid, 1 to %d", math.MaxInt32)
 	case s.port < 0 || s.port > 65535:
 		return cli.UsageError(o.cmd, "--port must be 1 to 65535")
+	case s.successPolicy != "" && s.successPolicy != string(v1beta1.SuccessPolicyAllWorkers):
+		return cli.UsageError(o.cmd, "--success-policy must be AllWorkers or unset, not %q", s.successPolicy)
+	case s.successPolicy != "" && s.mode == string(v1beta1.LocalMode):
+		return cli.UsageError(o.cmd, "--mode local succeeds with its worker; drop --success-policy or use --mode dist")
 	case o.dryRun != "none" && o.dryRun != "client" && o.dryRun != "server":
 		return cli.UsageError(o.cmd, "--dry-run must be none, client or server, not %q", o.dryRun)
 	}

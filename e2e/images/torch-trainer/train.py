@@ -1,8 +1,9 @@
 """The e2e training workload: every replica of an MxJob runs it, and DMLC_ROLE says what it does.
 
 scheduler  hosts the job's rendezvous, a torch.distributed TCPStore on DMLC_PS_ROOT_PORT (the
-           port every replica is told), and waits until each worker reports; it succeeds, and
-           with it the job, only when every worker reports ok.
+           port every replica is told), until each worker reports; it fails when one reports a
+           failure. The job is submitted with --success-policy AllWorkers: it succeeds when every
+           worker has, so no worker is removed while it is still exiting.
 server     has nothing to serve: the workers average their gradients with all_reduce.
 worker     joins a gloo process group through the store, reads its share of the job's dataset
            (spec.dataset: the prefix and Transform in its MLKUBE_DATASET_* environment) through
