@@ -224,10 +224,7 @@ if [ "$ARCH" = "$HOST_ARCH" ]; then collect_host; else collect_foreign; fi
 ln -sf "$PYTHON" "$root/usr/bin/python3"
 if [ "$LAYER" = torch ]; then
   mkdir -p "$root/usr/lib/python3/dist-packages"
-  client_files | while read -r f; do
-    mkdir -p "$root/usr/lib/python3/dist-packages/$(dirname "$f")"
-    cp "$REPO/python/$f" "$root/usr/lib/python3/dist-packages/$f"
-  done
+  client_files | tar -C "$REPO/python" -cf - -T - | tar -C "$root/usr/lib/python3/dist-packages" -xf -
 fi
 
 # Sanity check before caching: the collected interpreter runs on its own, or, for another
