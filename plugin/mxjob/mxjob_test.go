@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -384,13 +386,21 @@ func TestWaitTimeout(t *testing.T) {
 	}
 }
 
-// TestWaitWatches: the job succeeds after wait started watching it.
+// TestWaitWatches: the job succeeds after wait started watching it. The change is made once the
+// watch is open: the fake client's watch, unlike the API server's, does not replay what happened
+// between the get and the watch, so a change made earlier would never reach it.
 func TestWaitWatches(t *testing.T) {
-	env := newTestEnv([]client.Object{running}, nil)
+	watching := make(chan struct{})
+	var once sync.Once
+	env := newTestEnv([]client.Object{running}, &interceptor.Funcs{
+		Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+			w, err := c.Watch(ctx, list, opts...)
+			once.Do(func() { close(watching) })
+			return w, err
+		},
+	})
 	go func() {
-		for !env.Clock.HasWaiters() {
-			time.Sleep(time.Millisecond)
-		}
+		<-watching
 		ctx := context.Background()
 		var j v1beta1.MxJob
 		_ = env.Factory.Ctrl.Get(ctx, client.ObjectKey{Namespace: "default", Name: "mnist"}, &j)
