@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"encoding/binary"
+	"time"
+)
 
 // The object API of every node agent: a namespace's dataset, spread over the nodes
 // (docs/datapath-rbac.md). Any agent answers for any object of the namespace: it serves the
@@ -11,6 +14,7 @@ import "time"
 //	HEAD   /v1/objects/{namespace}/{object...}   size, checksum, node (get)
 //	DELETE /v1/objects/{namespace}/{object...}   remove; ?recursive=true removes a prefix (delete)
 //	GET    /v1/objects/{namespace}/?prefix=&after=&limit=&delimiter=   a page of the list (list)
+//	POST   /v1/objects/{namespace}/?batch=true   many of this node's objects in one answer (get)
 //
 // ?node=NODE on any of them names the node to store on or read from instead of the one
 // placement picks.
@@ -36,6 +40,7 @@ const (
 	QueryDelimiter = "delimiter"
 	QueryNode      = "node"
 	QueryRecursive = "recursive"
+	QueryBatch     = "batch"
 
 	// MaxListLimit is the most objects one page of a list holds, and the default.
 	MaxListLimit = 1000
@@ -70,4 +75,37 @@ type ObjectList struct {
 	Prefixes []string `json:"prefixes,omitempty"`
 	// Next, when set, is the after= of the next page; empty on the last page.
 	Next string `json:"next,omitempty"`
+}
+
+// A batch read: POST {PathObjects}{namespace}/?batch=true with a BatchRequest (JSON, at most
+// MaxBatchRequestBytes) answers ContentTypeBatch: for each name asked, in order, a header of
+// BatchHeaderSize bytes (status, name length, data length; big-endian), the name, then the data:
+// the object's bytes when status is 200, else the agent's error message. A 404 says the object
+// is not on this node (it may be on another: GET it). Small objects read one request each cost
+// a round trip each; a training loop reads thousands, so it asks for them a window at a time.
+const (
+	ContentTypeBatch = "application/x-mlkube-batch"
+	// MaxBatchObjects is the most names one batch may ask for.
+	MaxBatchObjects = 1000
+	// MaxBatchRequestBytes bounds a batch request's body.
+	MaxBatchRequestBytes = 1 << 20
+	// BatchHeaderSize is the length of each object's header in a batch answer.
+	BatchHeaderSize = 12
+)
+
+// BatchRequest names the objects of a batch read.
+type BatchRequest struct {
+	Objects []string `json:"objects"`
+}
+
+// AppendBatchHeader appends the header of one object of a batch answer to b.
+func AppendBatchHeader(b []byte, status int, name string, size int64) []byte {
+	b = binary.BigEndian.AppendUint16(b, uint16(status))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(name)))
+	return binary.BigEndian.AppendUint64(b, uint64(size))
+}
+
+// ParseBatchHeader reads a header AppendBatchHeader wrote; h holds at least BatchHeaderSize bytes.
+func ParseBatchHeader(h []byte) (status, nameLen int, size uint64) {
+	return int(binary.BigEndian.Uint16(h)), int(binary.BigEndian.Uint16(h[2:])), binary.BigEndian.Uint64(h[4:])
 }

@@ -29,12 +29,16 @@ func (a *Agent) serveObjects(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	verb, ok := objectVerbs[r.Method]
-	if p.object == "" {
+	batch := isBatch(r, p)
+	switch {
+	case batch:
+		verb, ok = readData, true
+	case p.object == "":
 		verb, ok = wire.VerbList, r.Method == http.MethodGet
 	}
 	if !ok {
-		w.Header().Set("Allow", "GET, HEAD, PUT, DELETE")
-		a.failObject(w, p, status.With(http.StatusMethodNotAllowed, fmt.Errorf("method %s: the object API takes GET, HEAD, PUT and DELETE of an object, and GET of %s{namespace}/ to list", r.Method, wire.PathObjects)))
+		w.Header().Set("Allow", "GET, HEAD, PUT, DELETE, POST")
+		a.failObject(w, p, status.With(http.StatusMethodNotAllowed, fmt.Errorf("method %s: the object API takes GET, HEAD, PUT and DELETE of an object, GET of %s{namespace}/ to list, and POST of %s{namespace}/?%s=true to read many", r.Method, wire.PathObjects, wire.PathObjects, wire.QueryBatch)))
 		return
 	}
 	forwarded := r.Header.Get(wire.HeaderForwardedBy) != ""
@@ -46,6 +50,11 @@ func (a *Agent) serveObjects(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := a.opts.Access.Check(r.Context(), r, access.Request{Verb: verb, Namespace: p.namespace, Resource: access.ResourceObjects}); err != nil {
 		a.failObject(w, p, accessError(w, err))
+		return
+	}
+	if batch {
+		// This node's objects only: a reader asks each node's agent for the objects it holds.
+		a.serveBatch(w, r, p)
 		return
 	}
 	if forwarded || a.opts.Peers == nil {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +22,12 @@ Body = Union[bytes, bytearray, memoryview, IO[bytes]]
 
 HEADER_NODE = "X-Mlkube-Node"
 HEADER_CHECKSUM = "X-Mlkube-Checksum-Sha256"
+
+# A batch read (POST /v1/objects/{namespace}/?batch=true, api/wire/objects.go): at most
+# MAX_BATCH names; each object of the answer is a header (status, name length, data length;
+# big-endian), the name, then the bytes or the agent's error message.
+MAX_BATCH = 1000
+_BATCH_HEADER = struct.Struct(">HHQ")
 
 
 @dataclass(frozen=True)
@@ -210,6 +217,21 @@ class Client:
         headers = {"Range": f"bytes={byte_range[0]}-{byte_range[1]}"} if byte_range else None
         return self._request("GET", self._object(name), {"node": node or ""}, headers=headers).data
 
+    def get_many(self, names: List[str]) -> List[bytes]:
+        """The bytes of each object of ``names``, in order: the objects this node holds in one
+        request (a batch read of at most :data:`MAX_BATCH` names, answered from the node's disk),
+        any other with a GET of its own. Many small objects cost one round trip, not one each;
+        the answer is held whole, so ask for what fits in memory."""
+        if not names:
+            return []
+        if len(names) > MAX_BATCH:
+            raise ValueError(f"{len(names)} names: a batch read takes at most {MAX_BATCH}; ask for fewer at a time")
+        body = json.dumps({"objects": names}).encode()
+        resp = self._request("POST", "/v1/objects/" + _paths.segment(self.namespace, "namespace") + "/",
+                             {"batch": "true"}, body=body, headers={"Content-Type": "application/json"})
+        return [data if data is not None else self.get(name)
+                for name, data in zip(names, _parse_batch(resp.data, names))]
+
     def open(self, name: str, *, node: Optional[str] = None) -> urllib3.HTTPResponse:
         """Object name as a file-like stream, for objects too large to hold; close it (or use it in a
         ``with``) to give its connection back."""
@@ -336,6 +358,33 @@ class Client:
 
 # What waits between retries: a name of this module, so the tests can count the waits.
 _sleep = time.sleep
+
+
+def _parse_batch(answer: bytes, names: List[str]) -> List[Optional[bytes]]:
+    """The objects of a batch answer to ``names``, in order; None for one this node does not
+    hold (404). Any other failure of an object raises its error; an answer cut short or out of
+    order raises :class:`MlkubeError`."""
+    out: List[Optional[bytes]] = []
+    view, off = memoryview(answer), 0
+    for name in names:
+        if len(answer) - off < _BATCH_HEADER.size:
+            raise MlkubeError(f"batch answer cut short after {len(out)} of {len(names)} objects")
+        status, name_len, size = _BATCH_HEADER.unpack_from(answer, off)
+        off += _BATCH_HEADER.size
+        end = off + name_len + size
+        if end > len(answer) or bytes(view[off:off + name_len]) != name.encode():
+            raise MlkubeError(f"batch answer: object {len(out)} is not {name!r} or is cut short")
+        data = answer[off + name_len:end]
+        off = end
+        if status == 200:
+            out.append(data)
+        elif status == 404:
+            out.append(None)
+        else:
+            raise error_for(status, data)  # the agent's message, which names the object
+    if off != len(answer):
+        raise MlkubeError(f"batch answer: {len(answer) - off} bytes past the {len(names)} objects asked for")
+    return out
 
 
 def _resendable(body: Optional[Body]) -> bool:

@@ -11,11 +11,11 @@ without it (``share``, ``by_node``, ``rank_and_world``); the datasets need PyTor
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from . import _config
 from ._paths import PIPELINE_SEPARATOR
-from .client import Client
+from .client import MAX_BATCH, Client
 from .split import by_node, rank_and_world, share
 from .template import Template
 
@@ -37,6 +37,10 @@ except ImportError:  # the pure parts above still work
 
 __all__ = ["ObjectDataset", "ObjectIterableDataset", "object_names", "by_node", "rank_and_world",
            "share", "Decode"]
+
+# The most bytes of objects an iterable dataset asks for in one batch read: the answer is held
+# whole. A larger object is read alone.
+BATCH_BYTES = 16 << 20
 
 # The node a pod runs on, from the downward API (fieldRef spec.nodeName): what a rank tells the
 # others with locality=True.
@@ -100,12 +104,20 @@ class _Objects:
     def _rank_names(self, prefix: Optional[str], names: Optional[Sequence[str]], template: Optional[str],
                     locality: bool, rank_nodes: Optional[Sequence[str]]) -> List[str]:
         """The objects this rank reads, in name order."""
+        # The sizes of listed objects, so that reads can be batched without holding too much.
+        self.sizes: Dict[str, int] = {}
         if not locality:
-            every = object_names(self.client, prefix, names, template)
+            if prefix is not None and names is None and template is None:
+                listed = list(self.client.list(prefix))
+                self.sizes = {o.name: o.size for o in listed}
+                every: Sequence[str] = [o.name for o in listed]
+            else:
+                every = object_names(self.client, prefix, names, template)
             return [every[i] for i in share(len(every), self.rank, self.world_size)]
         if prefix is None:
             raise ValueError("locality=True needs prefix=: the list of a prefix says which node holds each object")
         listed = list(self.client.list(prefix))
+        self.sizes = {o.name: o.size for o in listed}
         nodes = rank_nodes if rank_nodes is not None else _gathered_nodes(self.world_size)
         if len(nodes) != self.world_size:
             raise ValueError(f"rank_nodes names {len(nodes)} nodes for {self.world_size} ranks: name the node of each rank")
@@ -180,7 +192,8 @@ class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
             (:meth:`mlkube.Client.stream`), ``window`` of them in flight, instead of one transform
             request per object; each object is still fetched with a GET. Needs a ws Transform,
             one and not a pipeline.
-        window: the objects a worker's stream keeps in flight.
+        window: the objects a worker's stream keeps in flight; without a Transform, the most
+            objects one batch read asks for (the objects are read as stored, a window at a time).
     """
 
     def __init__(self, *args: Any, stream: bool = False, window: int = 32, **kwargs: Any) -> None:
@@ -198,10 +211,40 @@ class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
         return [self.names[i] for i in share(len(self.names), worker, workers)]
 
+    def batches(self, names: Sequence[str]) -> Iterator[List[str]]:
+        """names in runs read with one batch read each: at most ``window`` objects and
+        :data:`BATCH_BYTES` bytes of objects whose size the list gave; any other object alone."""
+        run: List[str] = []
+        held = 0
+        for name in names:
+            size = self.sizes.get(name)
+            if size is None or size > BATCH_BYTES:
+                if run:
+                    yield run
+                run, held = [], 0
+                yield [name]
+                continue
+            if run and (len(run) >= min(self.window, MAX_BATCH) or held + size > BATCH_BYTES):
+                yield run
+                run, held = [], 0
+            run.append(name)
+            held += size
+        if run:
+            yield run
+
     def __iter__(self) -> Iterator[Any]:
-        if not self.stream:
+        if self.transform and not self.stream:
             for name in self.worker_names():
                 yield self.read(name)
+            return
+        if not self.transform:
+            # As stored: the node's objects a window at a time, one round trip for many.
+            for run in self.batches(self.worker_names()):
+                if len(run) == 1 and run[0] not in self.sizes:
+                    yield self.read(run[0])
+                    continue
+                for name, data in zip(run, self.client.get_many(run)):
+                    yield self.decode(name, data)
             return
         # Drawn one at a time as the stream's window frees: at most window objects are held.
         objects = ((name, self.client.get(name)) for name in self.worker_names())

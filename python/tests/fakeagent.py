@@ -132,6 +132,9 @@ def _handler(agent: FakeAgent):
         def do_DELETE(self) -> None:
             self._serve()
 
+        def do_POST(self) -> None:
+            self._serve()
+
         def _serve(self) -> None:
             agent.requests.append((self.command, self.path))
             if agent.drop_next:
@@ -160,6 +163,8 @@ def _handler(agent: FakeAgent):
                 self._fail(403, f"forbidden: system:serviceaccount:{agent.namespace}:loader may not get "
                                 f"objects.etl.mlkube.io in namespace {unquote(ns)}", obj=name)
                 return
+            if not name and self.command == "POST" and q.get("batch") == "true":
+                return self._batch()
             if not name:
                 return self._list(q)
             if ".." in name.split("/"):
@@ -202,6 +207,17 @@ def _handler(agent: FakeAgent):
                 self._answer(206, data[first:last + 1], headers, "application/octet-stream")
                 return
             self._answer(200, data, headers, "application/octet-stream")
+
+        def _batch(self) -> None:
+            """A batch read, as the real agent answers it: this node's objects, 404 for others."""
+            body = b""
+            for name in json.loads(self._body())["objects"]:
+                data, node, _ = agent.objects.get(name, (b"", "", None))
+                status = 200
+                if node != agent.node:
+                    status, data = 404, f"object {name} not found".encode()
+                body += struct.pack(">HHQ", status, len(name.encode()), len(data)) + name.encode() + data
+            self._answer(200, body, {"X-Mlkube-Node": agent.node}, "application/x-mlkube-batch")
 
         def _list(self, q: Dict[str, str]) -> None:
             limit = int(q.get("limit", "1000"))

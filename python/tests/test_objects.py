@@ -2,6 +2,7 @@
 
 import hashlib
 import io
+import struct
 
 import pytest
 
@@ -84,3 +85,37 @@ def test_names_are_escaped_segment_by_segment(agent, client):
         client.get("a/../b")
     with pytest.raises(ValueError, match="object name is empty"):
         client.get("")
+
+
+def test_get_many_reads_this_nodes_objects_in_one_request_and_the_rest_alone(agent, client):
+    agent.store("a", b"alpha")
+    agent.store("b", b"")
+    agent.store("c", b"gamma", node="node-b")
+    assert client.get_many(["a", "c", "b", "a"]) == [b"alpha", b"gamma", b"", b"alpha"]
+    assert [r for r in agent.requests if r[0] == "POST"] == [("POST", "/v1/objects/team-a/?batch=true")]
+    assert [p for m, p in agent.requests if m == "GET"] == ["/v1/objects/team-a/c"]
+    assert client.get_many([]) == []
+    with pytest.raises(mlkube.NotFound):
+        client.get_many(["a", "nowhere"])  # not here, and the GET finds it nowhere either
+
+
+def test_get_many_bounds_and_broken_answers(client):
+    from mlkube.client import MAX_BATCH, _parse_batch
+    with pytest.raises(ValueError, match="at most 1000"):
+        client.get_many(["o"] * (MAX_BATCH + 1))
+
+    def entry(status, name, data):
+        return struct.pack(">HHQ", status, len(name), len(data)) + name.encode() + data
+
+    assert _parse_batch(entry(200, "a", b"x") + entry(404, "b", b"gone"), ["a", "b"]) == [b"x", None]
+    for answer, names, want in [
+        (entry(200, "a", b"xyz")[:-1], ["a"], "not 'a' or is cut short"),
+        (entry(200, "a", b"x"), ["a", "b"], "cut short after 1 of 2"),
+        (entry(200, "b", b"x"), ["a"], "not 'a'"),
+        (entry(200, "a", b"x") + b"!", ["a"], "1 bytes past the 1 objects"),
+    ]:
+        with pytest.raises(mlkube.MlkubeError, match=want):
+            _parse_batch(answer, names)
+    with pytest.raises(mlkube.Forbidden) as e:
+        _parse_batch(entry(403, "a", b"object a: forbidden"), ["a"])
+    assert e.value.message == "object a: forbidden"

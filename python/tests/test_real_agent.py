@@ -35,6 +35,14 @@ def test_objects(client):
     assert [o.name for o in client.list("py/")] == ["py/a b/1.bin", "py/a b/2.bin"]
     page = client.list_page("py/", delimiter="/")
     assert page.prefixes == ["py/a b/"] and page.items == []
+    big = os.urandom(300_000)  # past the agent's write buffer of a batch answer
+    client.put("py/big", big)
+    assert client.get_many(["py/a b/2.bin", "py/big", "py/a b/1.bin"]) == [b"world", big, b"hello"]
+    with pytest.raises(mlkube.NotFound):
+        client.get_many(["py/a b/1.bin", "py/none"])
+    with pytest.raises(mlkube.BadRequest, match=r"objects\[1\]: object \"\.\./x\" contains \.\."):
+        client.get_many(["py/big", "../x"])
+    client.delete("py/big")
     with pytest.raises(mlkube.BadRequest) as e:
         client.put("py/c", b"x", checksum="00" * 32)
     assert e.value.status == 400 and e.value.object == "py/c"

@@ -71,6 +71,19 @@ def test_bad_arguments(client):
         ObjectDataset("a", client=client, rank=0)
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_iterable_dataset_reads_as_stored_a_window_at_a_time(dataset, client, workers):
+    ds = ObjectIterableDataset("train/", client=client, window=8)
+    got = {name: data for name, data in DataLoader(ds, batch_size=None, num_workers=workers)}
+    assert got == {n: dataset.objects[n][0] for n in dataset.objects if n.startswith("train/")}
+    batches = [p for m, p in dataset.requests if m == "POST"]
+    # 50 objects, each worker's share cut into windows of 8: 7 batches, or 4 + 4 with 2 workers.
+    assert len(batches) == (7 if workers == 0 else 8)
+    # The agent is node-a's: node-b's objects are each read with a GET of their own.
+    gets = [p for m, p in dataset.requests if m == "GET" and "/train/" in p]
+    assert len(gets) == len([n for n in got if dataset.objects[n][1] == "node-b"])
+
+
 def test_missing_object_raises(dataset, client):
     ds = ObjectDataset(names=["nope"], client=client)
     with pytest.raises(mlkube.NotFound):
