@@ -157,8 +157,14 @@ func TestDataPathOnTheCluster(t *testing.T) {
 			sets = append(sets, s)
 		}
 	}
-	if len(plan.Rows) == 0 && len(sets) == 0 {
-		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16, or cp/files and cp/big", only)
+	var pys []pySet
+	for _, s := range pySets(t) {
+		if only.MatchString(s.String()) {
+			pys = append(pys, s)
+		}
+	}
+	if len(plan.Rows) == 0 && len(sets) == 0 && len(pys) == 0 {
+		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16, or cp/files and cp/big, or py/4096 and py/1048576", only)
 	}
 	var lines []string
 	var tbl string
@@ -168,6 +174,9 @@ func TestDataPathOnTheCluster(t *testing.T) {
 	}
 	if len(sets) > 0 {
 		tbl += copyTable(compareCopies(t, k8s, kubeconfig, ns, node, sets))
+	}
+	if len(pys) > 0 {
+		tbl += pyTable(readInATrainingPod(t, k8s, cs, ns, node, rounds, pys))
 	}
 	t.Logf("node %s (other %q), %d rounds of %d s a row:\n%s", node, at.other, rounds, seconds, tbl)
 	if out := os.Getenv("MLKUBE_BENCH_OUT"); out != "" {
@@ -370,23 +379,29 @@ func drive(t *testing.T, k8s kubetest.Client, cs *kubernetes.Clientset, ns, node
 			},
 		},
 	}
-	k8s.MustCreate(t, pod)
 	var total time.Duration
 	for _, r := range plan.Rows {
 		total += r.Duration
 	}
 	k8s.Timeout = time.Duration(plan.Rounds)*total*2 + 5*time.Minute
-	pod = kubetest.WaitFor(t, k8s, "the load generator to finish", pod, func(p *corev1.Pod) (bool, error) {
+	return strings.Split(strings.TrimSpace(runToEnd(t, k8s, cs, pod)), "\n")
+}
+
+// runToEnd creates pod, waits up to k8s.Timeout for it to end and returns its log; a pod that
+// fails fails the test with its log.
+func runToEnd(t *testing.T, k8s kubetest.Client, cs *kubernetes.Clientset, pod *corev1.Pod) string {
+	k8s.MustCreate(t, pod)
+	pod = kubetest.WaitFor(t, k8s, "pod "+pod.Name+" to finish", pod, func(p *corev1.Pod) (bool, error) {
 		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, nil
 	})
-	logs, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+	logs, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pod.Status.Phase != corev1.PodSucceeded {
-		t.Fatalf("the load generator failed:\n%s", logs)
+		t.Fatalf("pod %s failed:\n%s", pod.Name, logs)
 	}
-	return strings.Split(strings.TrimSpace(string(logs)), "\n")
+	return string(logs)
 }
 
 // parse reads the load generator's lines; every row must have moved and checked objects.

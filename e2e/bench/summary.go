@@ -45,17 +45,8 @@ func summarize(results []loadgen.RoundResult, baselines map[string][]string) str
 		for _, row := range order[k] {
 			var ratios []string
 			for _, base := range baselines[row] {
-				if rates[k][base] == nil {
-					continue
-				}
-				var rs []float64
-				for round, rate := range rates[k][row] {
-					if br, ok := rates[k][base][round]; ok && br > 0 {
-						rs = append(rs, rate/br)
-					}
-				}
-				if len(rs) > 0 {
-					ratios = append(ratios, fmt.Sprintf("%s %s", spread(rs, "%.2fx"), base))
+				if r := ratio(rates[k][row], rates[k][base]); r != "" {
+					ratios = append(ratios, r+" "+base)
 				}
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", row, spread(values(rates[k][row]), "%.0f"), strings.Join(ratios, ", "))

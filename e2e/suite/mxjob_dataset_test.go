@@ -163,7 +163,7 @@ func TestMxJobTrainsWithPyTorchOnItsDataset(t *testing.T) {
 	erin.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/decode --timeout=5m", "condition met")
 
 	erin.do(ns, fmt.Sprintf("mxjob submit trainer --workers %d --image %s --dataset etl:train/ --transform decode "+
-		"--service-account trainer --success-policy AllWorkers -- /torch-trainer", len(nodes), torchImage), "mxjob.mxnet.mlkube.io/trainer created")
+		"--service-account trainer --success-policy AllWorkers -- /torch-trainer train", len(nodes), torchImage), "mxjob.mxnet.mlkube.io/trainer created")
 	erin.do(ns, "mxjob wait trainer --for=Succeeded --timeout=10m", "mxjob.mxnet.mlkube.io/trainer Succeeded")
 	erin.do(ns, "mxjob logs trainer", regexp.MustCompile(`\[pod/trainer-worker-0\] rank 0: loss \d`))
 
