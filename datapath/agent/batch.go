@@ -109,7 +109,7 @@ func readBatchRequest(w http.ResponseWriter, r *http.Request) ([]string, error) 
 		if errors.As(err, &tooLarge) {
 			return nil, status.With(http.StatusRequestEntityTooLarge, fmt.Errorf("a batch request of over %d bytes: ask for fewer objects at a time", wire.MaxBatchRequestBytes))
 		}
-		return nil, status.BadRequest(fmt.Errorf(`batch request: %v; want {"objects": ["name", ...]}`, err))
+		return nil, status.BadRequest(fmt.Errorf(`batch request: %w; want {"objects": ["name", ...]}`, err))
 	}
 	switch n := len(req.Objects); {
 	case n == 0:

@@ -117,15 +117,7 @@ func TestDataPathOnTheCluster(t *testing.T) {
 	servePod(t, k8s, ns, node, "relay", "relay", "-backend", fmt.Sprintf("%s:%d", bare, port))
 	// Clients reach the relay as they reach the agent, through a node-local Service, so the chain
 	// has every hop the data path has: kube-proxy's rules are not counted against the agent.
-	relay := "relay." + ns + ".svc"
-	k8s.MustCreate(t, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "relay", Namespace: ns},
-		Spec: corev1.ServiceSpec{
-			Selector:              map[string]string{"app": "relay"},
-			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
-			Ports:                 []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromInt(port)}},
-		},
-	})
+	relay := nodeLocalService(t, k8s, ns, "relay")
 	for _, tr := range transforms {
 		k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	}
@@ -325,8 +317,28 @@ func loadgenContainer(args ...string) corev1.Container {
 	}
 }
 
+// nodeLocalService makes a Service in front of the pods labelled app=name, with the internal
+// traffic policy of the agent's (each client reaches the pod on its own node), and returns its
+// host name.
+func nodeLocalService(t *testing.T, k8s kubetest.Client, ns, name string) string {
+	k8s.MustCreate(t, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.ServiceSpec{
+			Selector:              map[string]string{"app": name},
+			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
+			Ports:                 []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromInt(port)}},
+		},
+	})
+	return name + "." + ns + ".svc"
+}
+
 // servePod runs a loadgen server on node and returns its IP once it is ready.
 func servePod(t *testing.T, k8s kubetest.Client, ns, node, name string, args ...string) string {
+	return servePodWith(t, k8s, nil, ns, node, name, args...)
+}
+
+// servePodWith is servePod with mutate applied to the pod before it is created.
+func servePodWith(t *testing.T, k8s kubetest.Client, mutate func(*corev1.Pod), ns, node, name string, args ...string) string {
 	ctr := loadgenContainer(args...)
 	ctr.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: port}}
 	ctr.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt(port)}}, PeriodSeconds: 1}
@@ -337,6 +349,9 @@ func servePod(t *testing.T, k8s kubetest.Client, ns, node, name string, args ...
 			NodeName: node, Containers: []corev1.Container{ctr},
 			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
+	}
+	if mutate != nil {
+		mutate(pod)
 	}
 	k8s.MustCreate(t, pod)
 	pod = kubetest.WaitFor(t, k8s, name+" pod ready", pod, func(p *corev1.Pod) (bool, error) {

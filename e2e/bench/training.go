@@ -21,6 +21,7 @@ type pyResult struct {
 // does the same work without mlkube in the same pod.
 const (
 	pyOpen       = "py-open"
+	pyHTTP       = "py-http"
 	pyAgent      = "py-agent"
 	pyMD5Loader  = "py-md5-loader"
 	pyMD5OnNode  = "py-md5-node"
@@ -74,14 +75,14 @@ func pyTable(results []pyResult) string {
 	}
 	var b strings.Builder
 	b.WriteString("\nIn a training pod: `mlkube.torch.ObjectIterableDataset` through the node's agent against `open()` of the same files " +
-		"(a hostPath of the node's data root), and an md5 Transform on the node against md5 in the DataLoader " +
-		"(objects/s at 4 KiB, MB/s of objects read at 1 MiB; median of rounds and range)\n\n")
-	b.WriteString("| objects | DataLoader workers | open() | through the agent | agent / open() | md5 in the DataLoader | md5 Transform on the node | node / DataLoader |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+		"(a hostPath of the node's data root) and a GET each from a bare file server of them, and an md5 Transform on the node " +
+		"against md5 in the DataLoader (objects/s at 4 KiB, MB/s of objects read at 1 MiB; median of rounds and range)\n\n")
+	b.WriteString("| objects | DataLoader workers | open() | bare HTTP | through the agent | agent / open() | agent / bare HTTP | md5 in the DataLoader | md5 Transform on the node | node / DataLoader |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range order {
 		rs := rates[k]
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", sizeName(k.size), k.workers,
-			median(rs[pyOpen]), median(rs[pyAgent]), ratio(rs[pyAgent], rs[pyOpen]),
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", sizeName(k.size), k.workers,
+			median(rs[pyOpen]), median(rs[pyHTTP]), median(rs[pyAgent]), ratio(rs[pyAgent], rs[pyOpen]), ratio(rs[pyAgent], rs[pyHTTP]),
 			median(rs[pyMD5Loader]), median(rs[pyMD5OnNode]), ratio(rs[pyMD5OnNode], rs[pyMD5Loader]))
 	}
 	return b.String()

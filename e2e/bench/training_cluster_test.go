@@ -31,16 +31,27 @@ func pySets(t *testing.T) []pySet {
 }
 
 // readInATrainingPod runs e2e/images/torch-trainer/bench.py in a pod on node: it puts each set's
-// objects on node through the agent, then reads them with mlkube.torch's iterable dataset and
-// with open() of the same files in a read-only hostPath of the node's data root, and through the
-// namespace's md5 Transform against md5 in the DataLoader, every answer checked.
+// objects on node through the agent, then reads them with mlkube.torch's iterable dataset, with
+// open() of the same files in a read-only hostPath of the node's data root and with a GET each
+// from a bare file server of them, and through the namespace's md5 Transform against md5 in the
+// DataLoader, every answer checked.
 func readInATrainingPod(t *testing.T, k8s kubetest.Client, cs *kubernetes.Clientset, ns, node string, rounds int, sets []pySet) []pyResult {
 	// The same transformer as the md5 examples; named as bench.py names it.
 	md5 := builders.Transform("md5").Namespace(ns).Runtime(images.TransformerMD5.Ref).Obj()
 	k8s.MustCreate(t, md5)
 	k8s.WaitForStage(t, md5, v1alpha1.StageRunning)
 
-	args := []string{"bench", path.Join(podDataDir, ns), node, strconv.Itoa(rounds)}
+	// The bare file server of the plain HTTP row: the same files, behind a node-local Service as
+	// the agent is.
+	dataDir := path.Join(podDataDir, ns)
+	servePodWith(t, k8s, func(p *corev1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, fixture.NodeDataVolume("data", node))
+		p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts,
+			corev1.VolumeMount{Name: "data", MountPath: podDataDir, ReadOnly: true})
+	}, ns, node, "pyfiles", "serve", "-dir", dataDir)
+	bare := fmt.Sprintf("http://%s:%d/dir", nodeLocalService(t, k8s, ns, "pyfiles"), port)
+
+	args := []string{"bench", dataDir, node, strconv.Itoa(rounds), bare}
 	objects := 0
 	for _, s := range sets {
 		args = append(args, fmt.Sprintf("%d:%d", s.size, s.count))
@@ -61,9 +72,9 @@ func readInATrainingPod(t *testing.T, k8s kubetest.Client, cs *kubernetes.Client
 			Volumes: []corev1.Volume{fixture.NodeDataVolume("data", node), fixture.TokenVolume("token")},
 		},
 	}
-	// Eight rows a round over every object, with room for a slow node: at least a millisecond an
+	// Ten rows a round over every object, with room for a slow node: at least a millisecond an
 	// object and row.
-	k8s.Timeout = 5*time.Minute + time.Duration(rounds*8*objects)*time.Millisecond
+	k8s.Timeout = 5*time.Minute + time.Duration(rounds*10*objects)*time.Millisecond
 	results, err := parsePy(runToEnd(t, k8s, cs, pod))
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,13 @@
 // Command loadgen is the in-cluster load generator of `make bench-cluster` and the bare parts it
 // measures the data path against (package internal/loadgen):
 //
-//	loadgen serve [-listen :8080] [-files 4096,1048576]   the bare echo: PUT /echo echoes the body,
+//	loadgen serve [-listen :8080] [-files 4096,1048576] [-dir DIR]
+//	                                                     the bare echo: PUT /echo echoes the body,
 //	                                                     /ws is a WebSocket echo, GET /file/<size>
 //	                                                     serves a file of Payload(size) bytes,
 //	                                                     PUT /store/<name> stores the body durably
-//	                                                     (loadgen.Store)
+//	                                                     (loadgen.Store), GET /dir/<path> serves
+//	                                                     DIR's files
 //	loadgen relay [-listen :8080] -backend host:port     a TCP relay in front of a backend
 //	loadgen drive -plan '<json>'                          runs a loadgen.Plan, one JSON result a line
 //	loadgen cat                                           copies standard input to standard output:
@@ -61,6 +63,7 @@ func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("loadgen "+args[0], flag.ContinueOnError)
 	listen := fs.String("listen", ":8080", "address to listen on (serve, relay)")
 	files := fs.String("files", "", "comma-separated sizes of the files GET /file/<size> serves (serve)")
+	dir := fs.String("dir", "", "a directory whose files GET /dir/<path> serves as they are (serve)")
 	backend := fs.String("backend", "", "host:port the relay forwards to (relay)")
 	plan := fs.String("plan", "", "the loadgen.Plan to run, as JSON (drive)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -80,7 +83,7 @@ func run(args []string, out io.Writer) error {
 		}
 		return loadgen.FormatSums(out, sums)
 	case "serve":
-		h, err := bareServer(*files)
+		h, err := bareServer(*files, *dir)
 		if err != nil {
 			return err
 		}
@@ -116,8 +119,9 @@ func run(args []string, out io.Writer) error {
 
 // bareServer is the bare echo, file server and store; the files are written to a directory of
 // the temporary directory (an emptyDir in a pod) before it serves, and the store writes to
-// another.
-func bareServer(sizes string) (http.Handler, error) {
+// another. With served set, it also serves that directory's files (a node's data, for the
+// in-pod benchmark's plain HTTP row).
+func bareServer(sizes, served string) (http.Handler, error) {
 	dir, err := os.MkdirTemp("", "files")
 	if err != nil {
 		return nil, err
@@ -148,6 +152,9 @@ func bareServer(sizes string) (http.Handler, error) {
 	mux.HandleFunc("GET /ws", loadgen.WSEcho)
 	// net/http's file server, as a user's bare GET of a file would be served (sendfile).
 	mux.Handle("GET /file/", http.StripPrefix("/file/", http.FileServer(http.Dir(dir))))
+	if served != "" {
+		mux.Handle("GET /dir/", http.StripPrefix("/dir/", http.FileServer(http.Dir(served))))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	return mux, nil
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,11 @@ import (
 // TestDriveThroughTheBareParts runs a plan of every method against the bare server, directly and
 // through the relay command, and reads back one checked result a row.
 func TestDriveThroughTheBareParts(t *testing.T) {
-	h, err := bareServer("4096,70000")
+	served := t.TempDir()
+	if err := os.WriteFile(filepath.Join(served, "obj"), loadgen.Payload(5000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := bareServer("4096,70000", served)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +41,7 @@ func TestDriveThroughTheBareParts(t *testing.T) {
 		{Name: "bare", Method: http.MethodPut, URL: srv.URL + "/echo", Size: 4096, InFlight: 2, Duration: d},
 		{Name: "chain", Method: http.MethodPut, URL: relayed + "/echo", Size: 4096, InFlight: 2, Duration: d},
 		{Name: "bare-get", Method: http.MethodGet, URL: srv.URL + "/file/70000", Size: 70000, InFlight: 1, Duration: d},
+		{Name: "dir-get", Method: http.MethodGet, URL: srv.URL + "/dir/obj", Size: 5000, InFlight: 1, Duration: d},
 		{Name: "bare-ws", Method: "STREAM", URL: "ws" + strings.TrimPrefix(relayed, "http") + "/ws", Size: 4096, InFlight: 16, Duration: d},
 	}})
 	var out bytes.Buffer
@@ -49,7 +56,7 @@ func TestDriveThroughTheBareParts(t *testing.T) {
 		}
 		rows = append(rows, r.Row)
 	}
-	if strings.Join(rows, ",") != "bare,chain,bare-get,bare-ws" {
+	if strings.Join(rows, ",") != "bare,chain,bare-get,dir-get,bare-ws" {
 		t.Errorf("results for %v", rows)
 	}
 }

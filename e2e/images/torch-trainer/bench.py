@@ -1,13 +1,15 @@
 """The in-pod speed of mlkube.torch (make bench-cluster, docs/benchmarks.md): one pod on one node
 reads the same objects through its node's agent and, as plain Python does, with open() of the
-files in a hostPath of the node's data root, through a DataLoader with 0 and 4 workers; then the
-same objects through an md5 Transform on the node against md5 computed in the DataLoader workers.
+files in a hostPath of the node's data root and with an HTTP GET each from a bare Go file server
+of the same files, through a DataLoader with 0 and 4 workers; then the same objects through an
+md5 Transform on the node against md5 computed in the DataLoader workers.
 
-Usage: torch-trainer bench DATA_DIR NODE ROUNDS SIZE:COUNT...
+Usage: torch-trainer bench DATA_DIR NODE ROUNDS BARE_URL SIZE:COUNT...
 
 DATA_DIR is the namespace's directory of the node's data root (where the agent keeps its objects),
-NODE the node the pod runs on (every object is put there), each SIZE:COUNT a set of COUNT objects
-of SIZE bytes. The client finds the agent, its token and the namespace as a pod's client does.
+NODE the node the pod runs on (every object is put there), BARE_URL the base URL under which the
+bare server serves DATA_DIR's files, each SIZE:COUNT a set of COUNT objects of SIZE bytes. The
+client finds the agent, its token and the namespace as a pod's client does.
 
 Every row of every round reads every object of its set exactly once and checks each answer (the
 bytes, or their md5) against what was put; a wrong or missing answer fails the run. One JSON line a
@@ -24,6 +26,7 @@ import time
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
+import urllib3
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from mlkube import Client
@@ -49,6 +52,23 @@ class FileDataset(IterableDataset):
             name = self.names[i]
             with open(os.path.join(self.root, name), "rb") as f:
                 yield name, self.decode(f.read())
+
+
+class HTTPDataset(FileDataset):
+    """What a training script reading over plain HTTP does: a GET of each file from a bare Go file
+    server (net/http, sendfile) behind a node-local Service, with urllib3 as mlkube's client uses
+    it; the same bytes, the same network path as the agent's, none of its work."""
+
+    def __iter__(self) -> Iterator[Tuple[str, Any]]:
+        info = get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info else (0, 1)
+        pool = urllib3.PoolManager()
+        for i in share(len(self.names), worker, workers):
+            name = self.names[i]
+            resp = pool.request("GET", f"{self.root}/{name}")
+            if resp.status != 200:
+                raise RuntimeError(f"GET {self.root}/{name}: {resp.status}")
+            yield name, self.decode(resp.data)
 
 
 def raw(data: bytes) -> bytes:
@@ -87,10 +107,10 @@ def timed(loader: DataLoader, want: Dict[str, bytes]) -> float:
 def main(argv: List[str]) -> int:
     # The pod may have fewer cores than DataLoader workers: the rows measure that as it is.
     warnings.filterwarnings("ignore", message="This DataLoader will create")
-    if len(argv) < 4:
+    if len(argv) < 5:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    root, node, rounds, sets = argv[0], argv[1], int(argv[2]), argv[3:]
+    root, node, rounds, bare, sets = argv[0], argv[1], int(argv[2]), argv[3], argv[4:]
     client = Client()
     for spec in sets:
         size, count = (int(x) for x in spec.split(":"))
@@ -100,6 +120,7 @@ def main(argv: List[str]) -> int:
         prefix = f"{PREFIX}/{size}/"
         rows: List[Tuple[str, Any, Dict[str, bytes]]] = [
             ("py-open", FileDataset(root, names, raw), objects),
+            ("py-http", HTTPDataset(bare.rstrip("/"), names, raw), objects),
             ("py-agent", ObjectIterableDataset(prefix, client=client), objects),
             ("py-md5-loader", FileDataset(root, names, md5), digests),
             ("py-md5-node", ObjectIterableDataset(prefix, client=client, transform=TRANSFORM), digests),

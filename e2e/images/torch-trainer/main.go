@@ -26,7 +26,7 @@ const python = "/usr/bin/python3"
 
 func main() {
 	if len(os.Args) < 2 || scripts[os.Args[1]] == "" {
-		fmt.Fprintln(os.Stderr, "usage: torch-trainer train | torch-trainer bench DATA_DIR NODE ROUNDS SIZE:COUNT...")
+		fmt.Fprintln(os.Stderr, "usage: torch-trainer train | torch-trainer bench DATA_DIR NODE ROUNDS BARE_URL SIZE:COUNT...")
 		os.Exit(2)
 	}
 	// -u: each line reaches the pod's log as it is printed, even when the process is killed.
