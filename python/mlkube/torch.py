@@ -192,18 +192,23 @@ class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
             (:meth:`mlkube.Client.stream`), ``window`` of them in flight, instead of one transform
             request per object; each object is still fetched with a GET. Needs a ws Transform,
             one and not a pipeline.
-        window: the objects a worker's stream keeps in flight; without a Transform, the most
-            objects one batch read asks for (the objects are read as stored, a window at a time).
+        window: the objects a worker's stream keeps in flight.
+        batch: without a Transform, the most objects one batch read asks for
+            (:meth:`mlkube.Client.get_many`; at most 1,000): the objects are read as stored,
+            ``batch`` of them (and at most :data:`BATCH_BYTES`) with one request.
     """
 
-    def __init__(self, *args: Any, stream: bool = False, window: int = 32, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, stream: bool = False, window: int = 32, batch: int = 128,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if stream and (not self.transform or PIPELINE_SEPARATOR in self.transform):
             raise ValueError(f"stream=True needs one ws Transform to stream the objects through, not "
                              f"{self.transform!r}: pass transform=, or leave stream off")
         if window < 1:
             raise ValueError(f"window {window}: at least 1 object must be in flight")
-        self.stream, self.window = stream, window
+        if not 1 <= batch <= MAX_BATCH:
+            raise ValueError(f"batch {batch}: a batch read asks for 1 to {MAX_BATCH} objects")
+        self.stream, self.window, self.batch = stream, window, batch
 
     def worker_names(self) -> Sequence[str]:
         """The objects the calling DataLoader worker (or the main process) reads."""
@@ -212,7 +217,7 @@ class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
         return [self.names[i] for i in share(len(self.names), worker, workers)]
 
     def batches(self, names: Sequence[str]) -> Iterator[List[str]]:
-        """names in runs read with one batch read each: at most ``window`` objects and
+        """names in runs read with one batch read each: at most ``batch`` objects and
         :data:`BATCH_BYTES` bytes of objects whose size the list gave; any other object alone."""
         run: List[str] = []
         held = 0
@@ -224,7 +229,7 @@ class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
                 run, held = [], 0
                 yield [name]
                 continue
-            if run and (len(run) >= min(self.window, MAX_BATCH) or held + size > BATCH_BYTES):
+            if run and (len(run) >= self.batch or held + size > BATCH_BYTES):
                 yield run
                 run, held = [], 0
             run.append(name)
@@ -238,7 +243,7 @@ class ObjectIterableDataset(_Objects, _IterableDataset):  # type: ignore[misc]
                 yield self.read(name)
             return
         if not self.transform:
-            # As stored: the node's objects a window at a time, one round trip for many.
+            # As stored: the node's objects a batch at a time, one round trip for many.
             for run in self.batches(self.worker_names()):
                 if len(run) == 1 and run[0] not in self.sizes:
                     yield self.read(run[0])

@@ -72,12 +72,12 @@ def test_bad_arguments(client):
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_iterable_dataset_reads_as_stored_a_window_at_a_time(dataset, client, workers):
-    ds = ObjectIterableDataset("train/", client=client, window=8)
+def test_iterable_dataset_reads_as_stored_a_batch_at_a_time(dataset, client, workers):
+    ds = ObjectIterableDataset("train/", client=client, batch=8)
     got = {name: data for name, data in DataLoader(ds, batch_size=None, num_workers=workers)}
     assert got == {n: dataset.objects[n][0] for n in dataset.objects if n.startswith("train/")}
     batches = [p for m, p in dataset.requests if m == "POST"]
-    # 50 objects, each worker's share cut into windows of 8: 7 batches, or 4 + 4 with 2 workers.
+    # 50 objects, each worker's share cut into batches of 8: 7 batches, or 4 + 4 with 2 workers.
     assert len(batches) == (7 if workers == 0 else 8)
     # The agent is node-a's: node-b's objects are each read with a GET of their own.
     gets = [p for m, p in dataset.requests if m == "GET" and "/train/" in p]
@@ -201,3 +201,20 @@ def test_stream_needs_one_transform(client):
         ObjectIterableDataset(names=["a"], client=client, transform="upper>>rev", stream=True)
     with pytest.raises(ValueError, match="window 0"):
         ObjectIterableDataset(names=["a"], client=client, transform="upper", stream=True, window=0)
+
+
+def test_batch_reads_are_bounded_in_objects_and_bytes(agent, client, monkeypatch):
+    import mlkube.torch as mt
+    with pytest.raises(ValueError, match="batch 0: a batch read asks for 1 to 1000"):
+        ObjectIterableDataset(names=["a"], client=client, batch=0)
+    with pytest.raises(ValueError, match="batch 1001"):
+        ObjectIterableDataset(names=["a"], client=client, batch=1001)
+    monkeypatch.setattr(mt, "BATCH_BYTES", 10)
+    for name, size in [("p/a", 4), ("p/b", 4), ("p/c", 4), ("p/d", 11), ("p/e", 1)]:
+        agent.store(name, b"x" * size)
+    ds = ObjectIterableDataset("p/", client=client)
+    # a + b fill 8 of 10 bytes, c would pass 10; d is over the bound and is read alone.
+    assert list(ds.batches(ds.names)) == [["p/a", "p/b"], ["p/c"], ["p/d"], ["p/e"]]
+    assert {n: len(d) for n, d in ds} == {"p/a": 4, "p/b": 4, "p/c": 4, "p/d": 11, "p/e": 1}
+    # Names without sizes (a list) are read one GET each.
+    assert list(ObjectIterableDataset(names=["p/a", "p/b"], client=client).batches(["p/a", "p/b"])) == [["p/a"], ["p/b"]]
