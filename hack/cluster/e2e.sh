@@ -12,6 +12,7 @@ suite() {
   if [ -z "${E2E_RUN:-}${MLKUBE_E2E_SCOPE:-}" ]; then
     MLKUBE_BENCH_KUBECONFIG=$KUBECONFIG MLKUBE_BENCH_SECONDS=1 MLKUBE_BENCH_ROUNDS=1 \
       MLKUBE_BENCH_CP_FILES=20 MLKUBE_BENCH_CP_FILE_KIB=64 MLKUBE_BENCH_CP_BIG_MIB=8 \
+      MLKUBE_BENCH_PY_SMALL=200 MLKUBE_BENCH_PY_LARGE=16 \
       go test -count=1 -v -timeout 20m -run '^TestDataPathOnTheCluster$' ./e2e/bench/
   fi
 }
