@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,92 +127,125 @@ def transform(data):
 
 // TestMxJobTrainsWithPyTorchOnItsDataset: erin, an editor of a namespace that enforces the
 // restricted Pod Security Standard, copies 1,000 samples into the node tier (spread over the
-// nodes), makes a Python Transform that decodes them, and submits an MxJob of one worker per node
-// that trains a linear model with PyTorch (mlkube/e2e-torch:dev: Debian's python3-torch and the
-// mlkube client; e2e/images/torch-trainer/train.py). The workers find their dataset, token and
-// agent in the environment the controller gave them, gather each other's nodes over gloo and read
-// through their own node's agent with locality, and average gradients with all_reduce; the job
-// succeeds when every worker has learnt the model (--success-policy AllWorkers: the scheduler only
-// hosts the rendezvous, and a job that ended with it would remove workers still exiting, with
-// their logs). From the workers' logs, every sample was read
-// exactly once across the workers, its bytes were the Transform's output, and each worker read
-// only objects its own node holds.
+// nodes) twice: as lines of CSV with a Python Transform that decodes them, and as the samples'
+// bytes, read as stored. For each she submits an MxJob of one worker per node that trains a linear
+// model with PyTorch (mlkube/e2e-torch:dev: Debian's python3-torch and the mlkube client;
+// e2e/images/torch-trainer/train.py); the two jobs run at once. The workers find their dataset,
+// token and agent in the environment the controller gave them, gather each other's nodes over
+// gloo and read through their own node's agent with locality, and average gradients with
+// all_reduce; a job succeeds when every worker has learnt the model (--success-policy
+// AllWorkers: the scheduler only hosts the rendezvous, and a job that ended with it would remove
+// workers still exiting, with their logs). From the workers' logs, in each job every sample was
+// read exactly once across the workers, its bytes were the Transform's output or the stored
+// sample, each worker read only objects its own node holds, and the job without a Transform read
+// all its objects with batch reads (POST ?batch=true), none with a GET of its own.
 func TestMxJobTrainsWithPyTorchOnItsDataset(t *testing.T) {
 	admin := newShell(t)
 	nodes := readyNodes(t)
 	ns := onboard(t, "erin")
 	k8s.MustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "trainer", Namespace: ns}})
-	// Through a Transform: the workers use it, which mlkube-datapath-user allows.
+	// The workers use the Transform and get the objects as stored: mlkube-datapath-user allows both.
 	grant(t, ns, "mlkube-datapath-user", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "trainer", Namespace: ns})
 	erin := admin.as("erin")
 	t.Cleanup(func() { dumpDiagnostics(t, ns) })
 
-	want := map[string]string{} // object name: SHA-256 of the Transform's output
+	// Object name: SHA-256 of the sample the worker decodes, the Transform's output or as stored.
+	viaTransform, asStored := map[string]string{}, map[string]string{}
 	for i := range trainSamples {
 		var x [4]float32
 		for j := range x { // multiples of 1/64, exact in float32 and in decimal
 			x[j] = float32(rand.IntN(257)-128) / 64
 		}
 		y := x[0] - 2*x[1] + 3*x[2] + x[3]/2 + 0.25
-		name := fmt.Sprintf("s-%04d.csv", i)
-		erin.file("samples/"+name, fmt.Sprintf("%g,%g,%g,%g,%g", x[0], x[1], x[2], x[3], y))
-		want["train/"+name] = sha256hex(littleEndianFloats(append(x[:], y)))
+		sample := littleEndianFloats(append(x[:], y))
+		erin.file(fmt.Sprintf("samples/s-%04d.csv", i), fmt.Sprintf("%g,%g,%g,%g,%g", x[0], x[1], x[2], x[3], y))
+		erin.file(fmt.Sprintf("stored/s-%04d.f32", i), string(sample))
+		viaTransform[fmt.Sprintf("train/s-%04d.csv", i)] = sha256hex(sample)
+		asStored[fmt.Sprintf("stored/s-%04d.f32", i)] = sha256hex(sample)
 	}
 	erin.do(ns, "etl cp ./samples etl:train/")
+	erin.do(ns, "etl cp ./stored etl:stored/")
 	erin.file("decode.py", decodeCSV)
 	erin.do(ns, "etl init code --name decode --runtime python3.11 --from-file decode.py", "transform.etl.mlkube.io/decode created")
 	erin.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/decode --timeout=5m", "condition met")
 
-	erin.do(ns, fmt.Sprintf("mxjob submit trainer --workers %d --image %s --dataset etl:train/ --transform decode "+
-		"--service-account trainer --success-policy AllWorkers -- /torch-trainer train", len(nodes), torchImage), "mxjob.mxnet.mlkube.io/trainer created")
-	erin.do(ns, "mxjob wait trainer --for=Succeeded --timeout=10m", "mxjob.mxnet.mlkube.io/trainer Succeeded")
-	erin.do(ns, "mxjob logs trainer", regexp.MustCompile(`\[pod/trainer-worker-0\] rank 0: loss \d`))
+	submit := fmt.Sprintf("mxjob submit %%s --workers %d --image %s --service-account trainer --success-policy AllWorkers %%s -- /torch-trainer train", len(nodes), torchImage)
+	erin.do(ns, fmt.Sprintf(submit, "trainer", "--dataset etl:train/ --transform decode"), "mxjob.mxnet.mlkube.io/trainer created")
+	erin.do(ns, fmt.Sprintf(submit, "stored", "--dataset etl:stored/"), "mxjob.mxnet.mlkube.io/stored created")
+	for _, job := range []string{"trainer", "stored"} {
+		erin.do(ns, "mxjob wait "+job+" --for=Succeeded --timeout=10m", "mxjob.mxnet.mlkube.io/"+job+" Succeeded")
+		erin.do(ns, "mxjob logs "+job, regexp.MustCompile(`\[pod/`+job+`-worker-0\] rank 0: loss \d`))
+	}
 
-	var list wire.ObjectList
-	if raw := erin.do(ns, "etl ls train/ --recursive -o json"); json.Unmarshal([]byte(raw), &list) != nil {
-		t.Fatalf("kubectl etl ls train/ --recursive -o json: not an object list: %.500s", raw)
-	}
 	holder := map[string]string{}
-	for _, o := range list.Items {
-		holder[o.Name] = o.Node
+	for _, prefix := range []string{"train/", "stored/"} {
+		var list wire.ObjectList
+		if raw := erin.do(ns, "etl ls "+prefix+" --recursive -o json"); json.Unmarshal([]byte(raw), &list) != nil {
+			t.Fatalf("kubectl etl ls %s --recursive -o json: not an object list: %.500s", prefix, raw)
+		}
+		for _, o := range list.Items {
+			holder[o.Name] = o.Node
+		}
 	}
+	checkTrainingReads(t, erin, ns, "trainer", viaTransform, holder, nodes)
+	if batched, got := checkTrainingReads(t, erin, ns, "stored", asStored, holder, nodes); batched != len(asStored) || len(got) != 0 {
+		t.Errorf("the job without a Transform read %d of its %d objects in batch reads, and GET %d of them alone (%.200v); want all in batches",
+			batched, len(asStored), len(got), got)
+	}
+}
+
+// checkTrainingReads checks the workers' logs of the training MxJob job (train.py): each object
+// of want read exactly once across the workers, with the SHA-256 want gives it, each by a worker
+// on the node that holds it, and one worker on each of nodes. It returns how many objects the
+// workers asked for in batch reads and which ones they read with a GET of their own.
+func checkTrainingReads(t *testing.T, s *shell, ns, job string, want, holder map[string]string, nodes []string) (batched int, got []string) {
+	t.Helper()
 	var workers corev1.PodList
 	if err := k8s.List(context.Background(), &workers, client.InNamespace(ns),
-		client.MatchingLabels{v1beta1.LabelJobName: "trainer", v1beta1.LabelReplicaType: v1beta1.ReplicaTypeWorker.Role()}); err != nil {
+		client.MatchingLabels{v1beta1.LabelJobName: job, v1beta1.LabelReplicaType: v1beta1.ReplicaTypeWorker.Role()}); err != nil {
 		t.Fatal(err)
 	}
 	readBy := map[string][]string{} // object: the workers that read it
 	onNodes := []string{}
 	for _, w := range workers.Items {
 		onNodes = append(onNodes, w.Spec.NodeName)
-		logs := erin.do(ns, "logs "+w.Name+" -c mxnet", "loss")
+		logs := s.do(ns, "logs "+w.Name+" -c mxnet", "loss")
 		for _, line := range strings.Split(logs, "\n") {
 			f := strings.Fields(line)
-			if len(f) != 4 || f[0] != "object" {
-				continue
-			}
-			name, digest, node := f[1], f[2], f[3]
-			readBy[name] = append(readBy[name], w.Name)
 			switch {
-			case want[name] == "":
-				t.Errorf("worker %s read %s, which is not in the dataset", w.Name, name)
-			case digest != want[name]:
-				t.Errorf("worker %s read %s as bytes of SHA-256 %s; the Transform makes %s", w.Name, name, digest, want[name])
-			case node != w.Spec.NodeName || holder[name] != w.Spec.NodeName:
-				t.Errorf("worker %s on node %s (it says %s) read %s, which node %q holds: want only its own node's objects",
-					w.Name, w.Spec.NodeName, node, name, holder[name])
+			case len(f) == 2 && f[0] == "batch":
+				n, err := strconv.Atoi(f[1])
+				if err != nil {
+					t.Errorf("worker %s logged %q: want batch N", w.Name, line)
+				}
+				batched += n
+			case len(f) == 2 && f[0] == "get":
+				got = append(got, f[1])
+			case len(f) == 4 && f[0] == "object":
+				name, digest, node := f[1], f[2], f[3]
+				readBy[name] = append(readBy[name], w.Name)
+				switch {
+				case want[name] == "":
+					t.Errorf("%s: worker %s read %s, which is not in the dataset", job, w.Name, name)
+				case digest != want[name]:
+					t.Errorf("%s: worker %s read %s as bytes of SHA-256 %s; want %s", job, w.Name, name, digest, want[name])
+				case node != w.Spec.NodeName || holder[name] != w.Spec.NodeName:
+					t.Errorf("%s: worker %s on node %s (it says %s) read %s, which node %q holds: want only its own node's objects",
+						job, w.Name, w.Spec.NodeName, node, name, holder[name])
+				}
 			}
 		}
 	}
 	for name := range want {
 		if n := len(readBy[name]); n != 1 {
-			t.Errorf("%s was read %d times (by %v); want exactly once across the workers", name, n, readBy[name])
+			t.Errorf("%s: %s was read %d times (by %v); want exactly once across the workers", job, name, n, readBy[name])
 		}
 	}
 	slices.Sort(onNodes)
 	if !slices.Equal(onNodes, nodes) {
-		t.Errorf("the workers ran on %v; want one on each node, %v", onNodes, nodes)
+		t.Errorf("%s: the workers ran on %v; want one on each node, %v", job, onNodes, nodes)
 	}
+	return batched, got
 }
 
 // littleEndianFloats is fs as little-endian float32s, as Python's struct.pack("<f").

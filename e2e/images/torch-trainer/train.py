@@ -9,9 +9,12 @@ worker     joins a gloo process group through the store, reads its share of the 
            (spec.dataset: the prefix and Transform in its MLKUBE_DATASET_* environment) through
            its own node's agent with locality, so it reads the objects its node holds, and trains
            a linear model on them. Each object is one sample, four features and a target as
-           little-endian float32s (what the Transform makes of a line of CSV). It prints one line
-           per object it read, "object NAME SHA256 NODE", which the e2e test checks: every object
-           read exactly once across the workers, byte for byte, each on the node that holds it.
+           little-endian float32s (what the Transform makes of a line of CSV, or the objects as
+           stored when the dataset names no Transform). It prints one line per object it read,
+           "object NAME SHA256 NODE", and one per request of the client that reads objects as
+           stored, "batch N" or "get NAME", which the e2e test checks: every object read exactly
+           once across the workers, byte for byte, each on the node that holds it, and a dataset
+           without a Transform read in batches.
 """
 
 import datetime
@@ -25,6 +28,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader
 
+from mlkube import Client
 from mlkube.torch import ObjectIterableDataset
 
 FEATURES = 4
@@ -45,6 +49,24 @@ def scheduler() -> int:
     for k, v in reports.items():
         print(f"{k}: {v}", flush=True)
     return 0 if all(v == "ok" for v in reports.values()) else 1
+
+
+def say(line: str) -> None:
+    """Prints line with one write: the DataLoader workers print too, and a line written in pieces
+    (print writes the text and its newline apart) could interleave with theirs."""
+    os.write(1, (line + "\n").encode())
+
+
+class ReportingClient(Client):
+    """The client, saying how it reads objects as stored: a batch read of N objects, or a GET."""
+
+    def get_many(self, names):
+        say(f"batch {len(names)}")
+        return super().get_many(names)
+
+    def get(self, name, **kwargs):
+        say(f"get {name}")
+        return super().get(name, **kwargs)
 
 
 def decode(name: str, data: bytes):
@@ -74,13 +96,13 @@ def worker() -> int:
 def train(rank: int) -> float:
     node = os.environ["MLKUBE_NODE"]
     # The job's dataset and Transform from the environment; the ranks' nodes gathered over gloo.
-    data = ObjectIterableDataset(locality=True, decode=decode)
+    data = ObjectIterableDataset(locality=True, decode=decode, client=ReportingClient())
     xs, ys = [], []
     for x, y, names, digests in DataLoader(data, batch_size=50, num_workers=2):
         xs.append(x)
         ys.append(y)
         for name, digest in zip(names, digests):
-            print(f"object {name} {digest} {node}", flush=True)
+            say(f"object {name} {digest} {node}")
     x, y = torch.cat(xs), torch.cat(ys)
     print(f"rank {rank} on {node}: {len(x)} samples of {data.world_size} ranks", flush=True)
 
