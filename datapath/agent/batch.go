@@ -82,15 +82,17 @@ type batchItem struct {
 // write writes the item's header, name and bytes (or error message). A bufio.Writer keeps its
 // first error and refuses every write after it, so the last write's error is every write's.
 func (it *batchItem) write(bw *bufio.Writer) error {
-	var hdr [wire.BatchHeaderSize]byte
+	code := http.StatusOK
 	if it.f == nil {
-		_, _ = bw.Write(wire.AppendBatchHeader(hdr[:0], it.code, it.name, it.size))
-		_, _ = bw.WriteString(it.name)
+		code = it.code
+	}
+	var hdr [wire.BatchHeaderSize]byte
+	_, _ = bw.Write(wire.AppendBatchHeader(hdr[:0], code, it.name, it.size))
+	_, _ = bw.WriteString(it.name)
+	if it.f == nil {
 		_, err := bw.WriteString(it.msg)
 		return err
 	}
-	_, _ = bw.Write(wire.AppendBatchHeader(hdr[:0], http.StatusOK, it.name, it.size))
-	_, _ = bw.WriteString(it.name)
 	n, err := io.CopyN(bw, it.f, it.size)
 	if err == nil && n != it.size {
 		err = fmt.Errorf("object %q: %d of %d bytes", it.name, n, it.size)
