@@ -21,6 +21,7 @@ var crdRoots = map[string]reflect.Type{
 	"mxnet.mlkube.io_mxjobs.yaml":      reflect.TypeFor[v1beta1.MxJob](),
 	"etl.mlkube.io_transforms.yaml":    reflect.TypeFor[v1alpha1.Transform](),
 	"etl.mlkube.io_transformruns.yaml": reflect.TypeFor[v1alpha1.TransformRun](),
+	"etl.mlkube.io_objectstores.yaml":  reflect.TypeFor[v1alpha1.ObjectStore](),
 }
 
 // Every field of mlkube's own types carries its description into the CRD, so that `kubectl

@@ -4,11 +4,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mlkube/mlkube/webhook/mxjob"
+	"github.com/mlkube/mlkube/webhook/objectstore"
 	"github.com/mlkube/mlkube/webhook/transform"
 	"github.com/mlkube/mlkube/webhook/transformrun"
 )
 
-// Register serves the MxJob, Transform and TransformRun webhooks on the manager's webhook server.
+// Register serves the MxJob, Transform, TransformRun and ObjectStore webhooks on the manager's
+// webhook server.
 func Register(mgr ctrl.Manager) error {
 	if err := mxjob.NewRules(mgr.GetClient()).Register(mgr); err != nil {
 		return err
@@ -16,5 +18,8 @@ func Register(mgr ctrl.Manager) error {
 	if err := transform.NewRules(mgr.GetClient(), mgr.GetAPIReader()).Register(mgr); err != nil {
 		return err
 	}
-	return transformrun.NewRules(mgr.GetClient()).Register(mgr)
+	if err := transformrun.NewRules(mgr.GetClient()).Register(mgr); err != nil {
+		return err
+	}
+	return objectstore.NewRules(mgr.GetClient()).Register(mgr)
 }

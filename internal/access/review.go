@@ -57,6 +57,9 @@ type Request struct {
 	Resource  string
 	Name      string
 	Path      string
+	// Core says Resource is one of Kubernetes' core group (secrets), not of the data path's
+	// Group: what the webhooks ask of a user whose object makes the agents read a Secret.
+	Core bool
 }
 
 func (q Request) String() string {
@@ -64,6 +67,9 @@ func (q Request) String() string {
 		return fmt.Sprintf("%s %s", q.Verb, q.Path)
 	}
 	s := fmt.Sprintf("%s %s.%s", q.Verb, q.Resource, Group)
+	if q.Core {
+		s = fmt.Sprintf("%s %s", q.Verb, q.Resource)
+	}
 	if q.Name != "" {
 		s += " " + q.Name
 	}
@@ -290,6 +296,9 @@ func ReviewSpec(c Caller, q Request) authzv1.SubjectAccessReviewSpec {
 	} else {
 		spec.ResourceAttributes = &authzv1.ResourceAttributes{
 			Namespace: q.Namespace, Verb: q.Verb, Group: Group, Resource: q.Resource, Name: q.Name,
+		}
+		if q.Core {
+			spec.ResourceAttributes.Group = ""
 		}
 	}
 	return spec

@@ -1,28 +1,20 @@
 package mxjob
 
 import (
-	"os"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/webhook/internal/webhooktest"
 )
 
 // The CRD refuses what the webhook refuses past mlkube's bounds, so an object stored while the
 // webhook was unreachable or bypassed is still bounded. Its maxima come from markers that must
 // repeat v1beta1's constants; this test keeps them equal.
 func TestCRDMaximaMatchTheWebhook(t *testing.T) {
-	raw, err := os.ReadFile("../../manifests/crd/bases/mxnet.mlkube.io_mxjobs.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(raw, &crd); err != nil {
-		t.Fatal(err)
-	}
-	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	root := webhooktest.CRDSchema(t, "mxnet.mlkube.io_mxjobs.yaml")
+	spec := root.Properties["spec"]
 	replica := spec.Properties["replicaSpecs"].Items.Schema
 	run := spec.Properties["runPolicy"]
 	want := map[string]struct {

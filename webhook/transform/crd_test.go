@@ -1,28 +1,18 @@
 package transform
 
 import (
-	"os"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
-
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/webhook/internal/webhooktest"
 )
 
 // The CRD refuses what the webhook refuses past mlkube's bounds, so a Transform stored while the
 // webhook was unreachable or bypassed is still bounded. Its bounds come from markers that must
 // repeat v1alpha1's constants; this test keeps them equal.
 func TestCRDBoundsMatchTheWebhook(t *testing.T) {
-	raw, err := os.ReadFile("../../manifests/crd/bases/etl.mlkube.io_transforms.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(raw, &crd); err != nil {
-		t.Fatal(err)
-	}
-	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	root := webhooktest.CRDSchema(t, "etl.mlkube.io_transforms.yaml")
+	spec := root.Properties["spec"]
 	code, rt := spec.Properties["code"], spec.Properties["runtime"]
 	bounds := map[string]struct {
 		got  *int64

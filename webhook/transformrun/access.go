@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	authzv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -87,19 +86,15 @@ func CreatorAccess(ctx context.Context, c client.Client, req admission.Request, 
 	if ns == "" {
 		ns = run.Namespace
 	}
-	u, caller := req.UserInfo, access.CallerOf(req.UserInfo)
+	u := req.UserInfo
 	var errs field.ErrorList
 	for _, n := range needs(ns, &run.Spec) {
-		sar := &authzv1.SubjectAccessReview{Spec: access.ReviewSpec(caller, n.q)}
-		if err := c.Create(ctx, sar); err != nil {
-			return nil, fmt.Errorf("asking the API server whether %s may %s, as %s needs: %w", u.Username, n.q, n.path, err)
+		allowed, why, err := admit.Review(ctx, c, u, n.q)
+		if err != nil {
+			return nil, fmt.Errorf("%w, as %s needs", err, n.path)
 		}
-		if access.Allowed(sar.Status) {
+		if allowed {
 			continue
-		}
-		why := ""
-		if sar.Status.Reason != "" {
-			why = " (" + sar.Status.Reason + ")"
 		}
 		errs = append(errs, field.Forbidden(n.path, fmt.Sprintf(
 			"%s may not %s%s, which the run's node agents would do on their behalf; the ClusterRole %s grants it, and the built-in %s include it: ask an admin of namespace %s to bind one of them to %s",

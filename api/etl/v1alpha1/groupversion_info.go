@@ -26,7 +26,7 @@ var (
 // addKnownTypes registers every root type of this package (+kubebuilder:object:root=true) under
 // GroupVersion, with the meta types (ListOptions, WatchEvent, ...) a client needs for the version.
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Transform{}, &TransformList{}, &TransformRun{}, &TransformRunList{})
+	s.AddKnownTypes(GroupVersion, &Transform{}, &TransformList{}, &TransformRun{}, &TransformRunList{}, &ObjectStore{}, &ObjectStoreList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

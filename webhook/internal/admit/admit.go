@@ -26,6 +26,9 @@ type Rules[T client.Object] struct {
 	// object would make mlkube do for them (e.g. run a pod as a ServiceAccount). Its error is an
 	// answer it could not get, refused as an internal error: the webhook fails closed.
 	AccessFunc func(ctx context.Context, req admission.Request, obj T) (field.ErrorList, error)
+	// AccessOnUpdate runs AccessFunc on updates too, for kinds whose spec may change and whose
+	// every version makes mlkube act for the user (an ObjectStore's endpoint).
+	AccessOnUpdate bool
 }
 
 // WithAccess returns r with its AccessFunc set to f, whose SubjectAccessReviews c creates.
@@ -48,22 +51,36 @@ func (r Rules[T]) Default(_ context.Context, obj T) error {
 // ValidateCreate implements admission.Validator. The access check runs only on an object that
 // is otherwise valid: a refused object costs the API server no review.
 func (r Rules[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
-	errs := r.CreateFunc(obj)
-	if len(errs) == 0 && r.AccessFunc != nil {
-		req, err := admission.RequestFromContext(ctx)
-		if err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("the admission request is missing: %w", err))
-		}
-		if errs, err = r.AccessFunc(ctx, req, obj); err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
+	errs, err := r.withAccess(ctx, obj, r.CreateFunc(obj), r.AccessFunc != nil)
+	if err != nil {
+		return nil, err
 	}
 	return r.warnings(obj), r.invalid(obj, errs)
 }
 
 // ValidateUpdate implements admission.Validator.
-func (r Rules[T]) ValidateUpdate(_ context.Context, old, obj T) (admission.Warnings, error) {
-	return r.warnings(obj), r.invalid(obj, r.UpdateFunc(old, obj))
+func (r Rules[T]) ValidateUpdate(ctx context.Context, old, obj T) (admission.Warnings, error) {
+	errs, err := r.withAccess(ctx, obj, r.UpdateFunc(old, obj), r.AccessFunc != nil && r.AccessOnUpdate)
+	if err != nil {
+		return nil, err
+	}
+	return r.warnings(obj), r.invalid(obj, errs)
+}
+
+// withAccess returns errs, or when there are none and check is set, AccessFunc's refusals of
+// the request in ctx; an answer it could not get is an internal error.
+func (r Rules[T]) withAccess(ctx context.Context, obj T, errs field.ErrorList, check bool) (field.ErrorList, error) {
+	if len(errs) > 0 || !check {
+		return errs, nil
+	}
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("the admission request is missing: %w", err))
+	}
+	if errs, err = r.AccessFunc(ctx, req, obj); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return errs, nil
 }
 
 // ValidateDelete implements admission.Validator; deletes are always allowed.
