@@ -108,8 +108,8 @@ func TestSrcPolicy(t *testing.T) {
 			if got.Transform != "default/t" || got.Object != "obj" || got.Node != testNode {
 				t.Errorf("error %+v does not name the transform, object and node", got)
 			}
-			if !strings.Contains(got.Error, "?src= policy") || !strings.Contains(got.Error, tc.wantErr) {
-				t.Errorf("error %q does not name the ?src= policy and %q", got.Error, tc.wantErr)
+			if !strings.Contains(got.Error, "egress policy") || !strings.Contains(got.Error, tc.wantErr) {
+				t.Errorf("error %q does not name the egress policy and %q", got.Error, tc.wantErr)
 			}
 		})
 	}

@@ -8,6 +8,7 @@
 package egress
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -19,7 +20,7 @@ import (
 )
 
 // ErrRefused wraps every refusal, so the agent answers it as the caller's mistake (403).
-var ErrRefused = errors.New("refused by the agent's ?src= policy")
+var ErrRefused = errors.New("refused by the agent's egress policy")
 
 // Policy is the operator's configuration of ?src= fetches.
 type Policy struct {
@@ -32,6 +33,17 @@ type Policy struct {
 	Denied []netip.Prefix
 	// Allowed networks win over every refusal (for an object store inside the cluster, say).
 	Allowed []netip.Prefix
+	// AllowFlag is the agent's flag that sets Allowed, which refusals name; by default
+	// --src-allowed-cidrs.
+	AllowFlag string
+}
+
+// allowFlag is the flag refusals tell the operator to set.
+func (p Policy) allowFlag() string {
+	if p.AllowFlag != "" {
+		return p.AllowFlag
+	}
+	return "--src-allowed-cidrs"
 }
 
 // Parse builds a Policy from comma-separated flag values, naming the bad entry on failure.
@@ -123,16 +135,16 @@ func (p Policy) CheckAddr(a netip.Addr) error {
 	}
 	switch {
 	case a.IsLoopback(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsUnspecified(), a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		return fmt.Errorf("%w: address %s is loopback, link-local, unspecified or multicast; the operator allows a network explicitly with --src-allowed-cidrs", ErrRefused, a)
+		return fmt.Errorf("%w: address %s is loopback, link-local, unspecified or multicast; the operator allows a network explicitly with %s", ErrRefused, a, p.allowFlag())
 	}
 	for _, n := range privateNetworks {
 		if n.Contains(a) {
-			return fmt.Errorf("%w: address %s is in the private network %s, refused unless allowed; the operator allows a network explicitly with --src-allowed-cidrs", ErrRefused, a, n)
+			return fmt.Errorf("%w: address %s is in the private network %s, refused unless allowed; the operator allows a network explicitly with %s", ErrRefused, a, n, p.allowFlag())
 		}
 	}
 	for _, n := range p.Denied {
 		if n.Contains(a) {
-			return fmt.Errorf("%w: address %s is in the denied network %s; the operator allows a network explicitly with --src-allowed-cidrs", ErrRefused, a, n)
+			return fmt.Errorf("%w: address %s is in the denied network %s; the operator allows a network explicitly with %s", ErrRefused, a, n, p.allowFlag())
 		}
 	}
 	return nil
@@ -152,18 +164,27 @@ func (p Policy) control(_, address string, _ syscall.RawConn) error {
 // the wait for the answer's headers; the whole fetch is bounded by the request's context (the
 // object's timeout), not by the client, because a large object may stream for longer.
 func (p Policy) Client(headerTimeout time.Duration) *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.control}
 	return &http.Client{
-		Transport: &http.Transport{
-			DialContext:           dialer.DialContext,
-			Proxy:                 nil, // a proxy would dial on the agent's behalf, past the check
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       90 * time.Second,
-			ResponseHeaderTimeout: headerTimeout,
-			DisableCompression:    true,
-		},
+		Transport: p.Transport(headerTimeout, nil),
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return fmt.Errorf("%w: the source answered with a redirect, which the agent does not follow", ErrRefused)
 		},
+	}
+}
+
+// Transport returns an HTTP transport that dials only what the policy allows, through no proxy,
+// with tlsConfig for https (nil: the system's roots); headerTimeout bounds the wait for an
+// answer's headers.
+func (p Policy) Transport(headerTimeout time.Duration, tlsConfig *tls.Config) *http.Transport {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.control}
+	return &http.Transport{
+		DialContext:           dialer.DialContext,
+		Proxy:                 nil, // a proxy would dial on the agent's behalf, past the check
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   10 * time.Second,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: headerTimeout,
+		DisableCompression:    true,
 	}
 }
