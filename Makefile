@@ -27,7 +27,7 @@ GENERATED := api manifests docs/commands
 # for the e2e clusters and the integration tests, Helm for chart-check, krew for krew-check). Named
 # one by one, not found by a wildcard, so that a deleted go.mod fails verify-pins.
 PINNED_MODULES := . hack/tools hack/tools/lint hack/build/kube hack/build/kubeadm hack/build/etcd hack/build/coredns \
-	hack/build/metrics-server hack/build/helm hack/build/krew
+	hack/build/metrics-server hack/build/helm hack/build/krew hack/build/versitygw
 
 .PHONY: all
 all: generate manifests build lint test
@@ -140,8 +140,8 @@ test: test-unit test-race test-python fuzz ## unit and integration tests (real k
 
 .PHONY: test-unit
 test-unit:
-	assets=$$(hack/build/envtest-assets.sh); \
-	KUBEBUILDER_ASSETS=$$assets MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
+	assets=$$(hack/build/envtest-assets.sh); s3=$$(hack/build/pinned.sh versitygw); \
+	KUBEBUILDER_ASSETS=$$assets MLKUBE_S3_SERVER=$$s3 MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
 
 # The packages whose goroutines share connections, buffers and counters: the data path (the agent and
 # its run executor), the SDK, the io shim, the WebSocket and the buffer pool.

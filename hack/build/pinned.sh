@@ -33,8 +33,10 @@ tool() {
     helm) module=helm.sh/helm/v3 packages=(helm.sh/helm/v3/cmd/helm) ;;
     # make krew-check: krew's installer and its manifest validator (what krew-index's CI runs).
     krew) module=sigs.k8s.io/krew packages=(sigs.k8s.io/krew/cmd/{krew,validate-krew-manifest}) ;;
+    # The S3 server of the e2e clusters and of the S3 client's tests: a real S3 API over a directory.
+    versitygw) module=github.com/versity/versitygw packages=(github.com/versity/versitygw/cmd/versitygw) ;;
     *)
-      echo "pinned: no tool named '$1'; one of kube kubeadm etcd coredns metrics-server helm krew" >&2
+      echo "pinned: no tool named '$1'; one of kube kubeadm etcd coredns metrics-server helm krew versitygw" >&2
       exit 2
       ;;
   esac
@@ -55,6 +57,7 @@ ldflags() {
     metrics-server) echo -n "-X k8s.io/client-go/pkg/version.gitVersion=$2" ;;
     helm) echo -n "-X helm.sh/helm/v3/internal/version.version=$2 -X helm.sh/helm/v3/internal/version.gitTreeState=clean" ;;
     krew) echo -n "-X sigs.k8s.io/krew/internal/version.gitTag=$2" ;;
+    versitygw) echo -n "-X main.Version=$2" ;;
   esac
 }
 
