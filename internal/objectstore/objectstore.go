@@ -1,0 +1,258 @@
+// Package objectstore is mlkube's client of one ObjectStore: a bucket of an S3-compatible
+// endpoint, reached with minio-go through the agent's egress policy (only the store's own host,
+// every dialled address checked, no proxy, no redirect), with the store's keys from the
+// namespace's Secret. Its errors name the store, the bucket and what to do, and never carry the
+// keys (docs/design/object-stores.md).
+package objectstore
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/internal/egress"
+)
+
+// PartSize is the part of a multipart upload: objects larger than it, or of unknown size, go up
+// in parts of this size (minio-go would pick about 500 MiB parts for an unknown size).
+const PartSize = 16 << 20
+
+// headerTimeout bounds the wait for a store's answer headers; bodies are bounded by the
+// caller's context.
+const headerTimeout = 30 * time.Second
+
+// Keys are a store's credentials.
+type Keys struct {
+	AccessKeyID, SecretAccessKey, SessionToken string
+}
+
+// KeysFrom reads the keys that spec names from data, the namespace's Secret of store keys; store
+// names the ObjectStore in errors. An anonymous store has none.
+func KeysFrom(store string, spec *v1alpha1.ObjectStoreSpec, data map[string][]byte) (Keys, error) {
+	if spec.Anonymous {
+		return Keys{}, nil
+	}
+	c := spec.Credentials
+	if c == nil {
+		return Keys{}, fmt.Errorf("ObjectStore %s names no credentials and is not anonymous", store)
+	}
+	get := func(key string, required bool) (string, error) {
+		v, ok := data[key]
+		switch {
+		case key == "" && !required:
+			return "", nil
+		case !ok || len(v) == 0:
+			return "", fmt.Errorf("ObjectStore %s: the Secret %s has no key %q; add it (kubectl create secret generic %s --from-literal=%s=...)",
+				store, c.SecretName, key, c.SecretName, key)
+		}
+		return strings.TrimSpace(string(v)), nil
+	}
+	var k Keys
+	var err error
+	if k.AccessKeyID, err = get(c.AccessKeyIDKey, true); err != nil {
+		return Keys{}, err
+	}
+	if k.SecretAccessKey, err = get(c.SecretAccessKeyKey, true); err != nil {
+		return Keys{}, err
+	}
+	if k.SessionToken, err = get(c.SessionTokenKey, false); err != nil {
+		return Keys{}, err
+	}
+	return k, nil
+}
+
+// Store is a client of one ObjectStore's bucket.
+type Store struct {
+	name, bucket, endpoint string
+	keys                   Keys
+	c                      *minio.Client
+}
+
+// New returns a client of the ObjectStore name (defaulted spec, as the webhook stored it), signed
+// with keys, that dials only what policy allows: the policy's hosts are replaced by the
+// endpoint's own host.
+func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.Policy) (*Store, error) {
+	u, err := url.Parse(spec.Endpoint)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("ObjectStore %s: endpoint %q is not a URL of a host", name, spec.Endpoint)
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if spec.CABundle != "" {
+		tlsConfig.RootCAs = x509.NewCertPool()
+		if !tlsConfig.RootCAs.AppendCertsFromPEM([]byte(spec.CABundle)) {
+			return nil, fmt.Errorf("ObjectStore %s: spec.caBundle holds no PEM certificate", name)
+		}
+	}
+	policy.Hosts = []string{strings.ToLower(u.Hostname())}
+	lookup := minio.BucketLookupPath
+	if spec.Addressing == v1alpha1.AddressingVirtualHost {
+		lookup = minio.BucketLookupDNS
+	}
+	creds := credentials.NewStaticV4(keys.AccessKeyID, keys.SecretAccessKey, keys.SessionToken)
+	if spec.Anonymous {
+		creds = credentials.New(&credentials.Static{Value: credentials.Value{SignerType: credentials.SignatureAnonymous}})
+	}
+	c, err := minio.New(u.Host, &minio.Options{
+		Creds:        creds,
+		Secure:       u.Scheme == "https",
+		Transport:    policy.Transport(headerTimeout, tlsConfig),
+		Region:       spec.Region, // given, so no request asks the bucket's location first
+		BucketLookup: lookup,
+		// A store that refuses or cannot be reached is reported, not retried for minutes; the
+		// run retries what failed on its own terms.
+		MaxRetries: 3,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ObjectStore %s: %w", name, err)
+	}
+	return &Store{name: name, bucket: spec.Bucket, endpoint: spec.Endpoint, keys: keys, c: c}, nil
+}
+
+// Object is one object of a listing.
+type Object struct {
+	Key  string
+	Size int64
+}
+
+// Check reaches the bucket with the store's keys: nil, or why the store cannot be used (keys
+// refused, no such bucket, endpoint unreachable or refused by the egress policy). It lists one
+// key: a HEAD of the bucket would be cheaper, but its answer has no body, so every refusal of
+// the keys would read as a bare 403 or 404.
+func (s *Store) Check(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for o := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{MaxKeys: 1}) {
+		if o.Err != nil {
+			return s.explain(o.Err, "")
+		}
+		break
+	}
+	return nil
+}
+
+// List calls fn with each object under prefix, in key order, at most max of them (an error past
+// it, so that a run never plans an unbounded list).
+func (s *Store) List(ctx context.Context, prefix string, max int, fn func(Object) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops minio-go's listing goroutine when fn or the bound ends the walk
+	n := 0
+	for o := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			return s.explain(o.Err, prefix)
+		}
+		if n++; n > max {
+			return fmt.Errorf("ObjectStore %s: more than %d objects under %q in bucket %s: name a narrower prefix", s.name, max, prefix, s.bucket)
+		}
+		if err := fn(Object{Key: o.Key, Size: o.Size}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get opens object key and returns its body and size; the caller closes it.
+func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	o, err := s.c.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, 0, s.explain(err, key)
+	}
+	// GetObject sends its request lazily: Stat makes it, so a missing object fails here.
+	st, err := o.Stat()
+	if err != nil {
+		o.Close()
+		return nil, 0, s.explain(err, key)
+	}
+	return o, st.Size, nil
+}
+
+// Put writes r as object key, size bytes or -1 when unknown; objects larger than PartSize go up
+// as a multipart upload, which the store makes visible only once complete.
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	_, err := s.c.PutObject(ctx, s.bucket, key, r, size, minio.PutObjectOptions{PartSize: PartSize, ContentType: "application/octet-stream"})
+	if err != nil {
+		return s.explain(err, key)
+	}
+	return nil
+}
+
+// Exists says whether object key exists.
+func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
+	_, err := s.c.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if err == nil {
+		return true, nil
+	}
+	if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+		return false, nil
+	}
+	return false, s.explain(err, key)
+}
+
+// ErrNotFound wraps a missing object (NoSuchKey).
+var ErrNotFound = errors.New("no such object")
+
+// ErrStore wraps an answer that makes the whole store unusable (keys refused, no bucket, no
+// endpoint), as opposed to one object's failure: a run ends at it.
+var ErrStore = errors.New("the object store cannot be used")
+
+// explain turns a minio-go error about key (or the bucket, when empty) into one that names the
+// store, the bucket and what to do, with the keys taken out.
+func (s *Store) explain(err error, key string) error {
+	what := fmt.Sprintf("ObjectStore %s (bucket %s at %s)", s.name, s.bucket, s.endpoint)
+	if key != "" {
+		what += fmt.Sprintf(", object %q", key)
+	}
+	var msg string
+	kind := ErrStore
+	switch code := minio.ToErrorResponse(err).Code; code {
+	// XAdminUserNotFound is versitygw's answer to a key ID it does not know, where AWS answers
+	// InvalidAccessKeyId.
+	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidClientTokenId", "ExpiredToken", "InvalidToken", "XAdminUserNotFound":
+		msg = fmt.Sprintf("the store refused its keys (%s): check the keys the ObjectStore names in the Secret %s", code, v1alpha1.ObjectStoreSecretName)
+	case "AccessDenied", "AllAccessDisabled":
+		msg = fmt.Sprintf("the store denied access (%s): the keys are valid but may not do this; grant them access to the bucket", code)
+	case "NoSuchBucket":
+		msg = "the bucket does not exist: create it, or fix spec.bucket"
+	case "NoSuchKey":
+		msg, kind = "it does not exist", ErrNotFound
+	case "":
+		if errors.Is(err, egress.ErrRefused) {
+			msg = err.Error()
+		} else {
+			msg = fmt.Sprintf("the endpoint cannot be reached: %v", err)
+		}
+	default:
+		msg, kind = fmt.Sprintf("%s: %s", code, minio.ToErrorResponse(err).Message), nil
+	}
+	return &Error{Kind: kind, msg: s.redact(what + ": " + msg)}
+}
+
+// Error is what the store answered, explained: errors.Is tells its Kind (ErrStore, ErrNotFound,
+// or nil for any other failure of one object).
+type Error struct {
+	Kind error
+	msg  string
+}
+
+func (e *Error) Error() string { return e.msg }
+func (e *Error) Unwrap() error { return e.Kind }
+
+// redact takes the store's keys out of msg: S3's answers do not carry them, and nothing this
+// package reports ever will.
+func (s *Store) redact(msg string) string {
+	for _, k := range []string{s.keys.SecretAccessKey, s.keys.SessionToken} {
+		if k != "" {
+			msg = strings.ReplaceAll(msg, k, "<redacted>")
+		}
+	}
+	return msg
+}

@@ -1,0 +1,174 @@
+package objectstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/internal/egress"
+	"github.com/mlkube/mlkube/internal/s3test"
+)
+
+// loopback lets the tests' store, on 127.0.0.1, through the egress policy, as an operator's
+// --object-store-allowed-cidrs does for a store inside the cluster.
+var loopback = egress.Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowFlag: "--object-store-allowed-cidrs"}
+
+func spec(endpoint, bucket string) *v1alpha1.ObjectStoreSpec {
+	return &v1alpha1.ObjectStoreSpec{Endpoint: endpoint, Bucket: bucket, Region: "us-east-1", Addressing: v1alpha1.AddressingPath,
+		Credentials: &v1alpha1.ObjectStoreCredentials{SecretName: v1alpha1.ObjectStoreSecretName, AccessKeyIDKey: "raw.accessKeyID", SecretAccessKeyKey: "raw.secretAccessKey"}}
+}
+
+func open(t *testing.T, sp *v1alpha1.ObjectStoreSpec, keys Keys, p egress.Policy) *Store {
+	t.Helper()
+	s, err := New("raw", sp, keys, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func random(t *testing.T, n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Objects go in and come back byte for byte, small ones in one PUT and one larger than a part,
+// of unknown size, as a multipart upload; a listing names each with its size, in key order.
+func TestPutGetListAgainstARealServer(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "raw")
+	s := open(t, spec(srv.Endpoint, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	ctx := context.Background()
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	want := map[string][]byte{"a/1": random(t, 1), "a/2": random(t, 4096), "a/b/big": random(t, PartSize+12345), "z": random(t, 10)}
+	for key, data := range want {
+		size := int64(len(data))
+		if len(data) > PartSize {
+			size = -1 // unknown: multipart, as a transformer's streamed answer goes up
+		}
+		if err := s.Put(ctx, key, bytes.NewReader(data), size); err != nil {
+			t.Fatalf("Put %s: %v", key, err)
+		}
+	}
+	for key, data := range want {
+		r, size, err := s.Get(ctx, key)
+		if err != nil {
+			t.Fatalf("Get %s: %v", key, err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || !bytes.Equal(got, data) || size != int64(len(data)) {
+			t.Errorf("Get %s: %d bytes (size %d, %v); want the %d put", key, len(got), size, err, len(data))
+		}
+	}
+	var listed []string
+	if err := s.List(ctx, "a/", 10, func(o Object) error {
+		if o.Size != int64(len(want[o.Key])) {
+			t.Errorf("listed %s of size %d; want %d", o.Key, o.Size, len(want[o.Key]))
+		}
+		listed = append(listed, o.Key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(listed) != "[a/1 a/2 a/b/big]" {
+		t.Errorf("listed %v; want a/1 a/2 a/b/big", listed)
+	}
+	if err := s.List(ctx, "a/", 2, func(Object) error { return nil }); err == nil || !strings.Contains(err.Error(), "more than 2 objects under \"a/\"") {
+		t.Errorf("a listing past its bound: %v; want it refused, naming the bound", err)
+	}
+	if ok, err := s.Exists(ctx, "a/2"); !ok || err != nil {
+		t.Errorf("Exists(a/2) = %v, %v; want true", ok, err)
+	}
+	if ok, err := s.Exists(ctx, "nope"); ok || err != nil {
+		t.Errorf("Exists(nope) = %v, %v; want false", ok, err)
+	}
+	if _, _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `object "nope": it does not exist`) {
+		t.Errorf("Get(nope): %v; want ErrNotFound naming the object", err)
+	}
+}
+
+// Each way a store cannot be used ends in ErrStore with a reason that says what to do, and no
+// message carries the secret key.
+func TestUnusableStoresSayWhy(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "raw")
+	good := Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedEndpoint := "http://" + closed.Addr().String()
+	closed.Close()
+	cases := map[string]struct {
+		spec   *v1alpha1.ObjectStoreSpec
+		keys   Keys
+		policy egress.Policy
+		want   string
+	}{
+		"a wrong secret key":   {spec(srv.Endpoint, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: "wrong-secret-0123456789"}, loopback, "the store refused its keys (SignatureDoesNotMatch)"},
+		"an unknown key ID":    {spec(srv.Endpoint, "raw"), Keys{AccessKeyID: "nobody", SecretAccessKey: "wrong-secret-0123456789"}, loopback, "the store refused its keys ("},
+		"a missing bucket":     {spec(srv.Endpoint, "missing"), good, loopback, "ObjectStore raw (bucket missing at " + srv.Endpoint + "): the bucket does not exist: create it, or fix spec.bucket"},
+		"nothing listening":    {spec(closedEndpoint, "raw"), good, loopback, "the endpoint cannot be reached"},
+		"loopback not allowed": {spec(srv.Endpoint, "raw"), good, egress.Policy{AllowFlag: "--object-store-allowed-cidrs"}, "refused by the agent's egress policy: address 127.0.0.1 is loopback, link-local, unspecified or multicast; the operator allows a network explicitly with --object-store-allowed-cidrs"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := open(t, tc.spec, tc.keys, tc.policy).Check(context.Background())
+			if !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Check: %v; want ErrStore saying %q", err, tc.want)
+			}
+			for _, secret := range []string{tc.keys.SecretAccessKey, srv.SecretKey} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error carries a secret key: %v", err)
+				}
+			}
+		})
+	}
+	// Anonymous requests to a private bucket are denied, and said so.
+	anon := spec(srv.Endpoint, "raw")
+	anon.Anonymous, anon.Credentials = true, nil
+	err = open(t, anon, Keys{}, loopback).Put(context.Background(), "x", strings.NewReader("x"), 1)
+	if !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "the store denied access (AccessDenied)") {
+		t.Errorf("an anonymous PUT: %v; want ErrStore naming AccessDenied", err)
+	}
+}
+
+// A message that would carry a key has it replaced.
+func TestRedact(t *testing.T) {
+	s := &Store{keys: Keys{AccessKeyID: "AKIA", SecretAccessKey: "s3cr3t", SessionToken: "tok3n"}}
+	if got := s.redact("a s3cr3t and a tok3n of AKIA"); got != "a <redacted> and a <redacted> of AKIA" {
+		t.Errorf("redact = %q", got)
+	}
+}
+
+func TestKeysFrom(t *testing.T) {
+	sp := spec("http://s3:8333", "raw")
+	data := map[string][]byte{"raw.accessKeyID": []byte("AKIA\n"), "raw.secretAccessKey": []byte("s3cr3t")}
+	k, err := KeysFrom("raw", sp, data)
+	if err != nil || k != (Keys{AccessKeyID: "AKIA", SecretAccessKey: "s3cr3t"}) {
+		t.Errorf("KeysFrom = %+v, %v; want the two keys, trimmed", k, err)
+	}
+	delete(data, "raw.secretAccessKey")
+	_, err = KeysFrom("raw", sp, data)
+	if err == nil || !strings.Contains(err.Error(), `the Secret mlkube-object-stores has no key "raw.secretAccessKey"`) {
+		t.Errorf("a missing key: %v; want it named with the Secret", err)
+	}
+	sp.Anonymous, sp.Credentials = true, nil
+	if k, err := KeysFrom("raw", sp, nil); err != nil || k != (Keys{}) {
+		t.Errorf("anonymous: %+v, %v; want no keys", k, err)
+	}
+}
