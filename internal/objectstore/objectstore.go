@@ -131,11 +131,9 @@ type Object struct {
 func (s *Store) Check(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for o := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{MaxKeys: 1}) {
-		if o.Err != nil {
-			return s.explain(o.Err, "")
-		}
-		break
+	// The first answer is enough: an object, or the error that ends the listing.
+	if o, ok := <-s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{MaxKeys: 1}); ok && o.Err != nil {
+		return s.explain(o.Err, "")
 	}
 	return nil
 }

@@ -69,11 +69,13 @@ func Start(t testing.TB) *Server {
 		cancel()
 		t.Fatalf("starting %s: %v", bin, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed once the server is gone, waitErr then says how.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cancel()
-		<-exited
+		<-exited // killed by cancel: its exit status says only that
 		log.Close()
 	})
 	// Ready once it answers its health path.
@@ -87,9 +89,9 @@ func Start(t testing.TB) *Server {
 			}
 		}
 		select {
-		case err := <-exited:
+		case <-exited:
 			out, _ := os.ReadFile(log.Name())
-			t.Fatalf("%s exited before answering: %v\n%s", bin, err, out)
+			t.Fatalf("%s exited before answering: %v\n%s", bin, waitErr, out)
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
