@@ -152,17 +152,38 @@ func (r *wsResult) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close releases the connection for the next answer. A result not read to
-// its end costs the connection: skipping the rest of a message could take
-// as long as the object.
+// maxDrain bounds what is read and dropped of a result its reader gave up
+// on. Below it, the rest of the message is skipped in the background so the
+// objects answered after it on the connection go on; past it, closing the
+// connection costs less than the bytes, and those objects fail.
+const maxDrain = 4 << 20
+
+// Close releases the connection for the next answer. A result its reader
+// gave up on (a destination that refused it, say, over a quota) is drained
+// up to maxDrain, since the answers of the other objects in flight on the
+// connection wait behind it; a longer one costs the connection.
 func (r *wsResult) Close() error {
 	r.once.Do(func() {
 		if r.r != nil && !r.eof {
-			r.c.fail(errConnClosed)
+			rest, consumed := r.r, r.consumed
+			r.c.panics.GoSafe("ws result drain", func() { r.c.drain(rest, consumed) })
 		}
 		<-r.sent
 		r.stop()
 		r.c.inflight.Add(-1)
 	})
 	return nil
+}
+
+// drain skips the rest of a result message and releases the connection for
+// the next answer, or closes it past maxDrain or on a read error. The
+// objects answered next bound how long it may take: their contexts close
+// the connection when they end.
+func (c *wsConn) drain(rest io.Reader, consumed chan struct{}) {
+	n, err := io.Copy(io.Discard, io.LimitReader(rest, maxDrain+1))
+	if err != nil || n > maxDrain {
+		c.fail(errConnClosed)
+		return
+	}
+	close(consumed)
 }
