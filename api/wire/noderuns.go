@@ -39,6 +39,21 @@ type NodeRunSpec struct {
 	Check           bool                       `json:"check,omitempty"`
 	ContinueOnError bool                       `json:"continueOnError,omitempty"`
 	Overwrite       bool                       `json:"overwrite,omitempty"`
+	// SourceStore is source.store's ObjectStore as the manager read it; nil for a source in the
+	// node tier. Its keys are not in it: the agent reads them itself.
+	SourceStore *RunStore `json:"sourceStore,omitempty"`
+	// Nodes are the run's nodes. A store's objects are shared among them as the node tier places
+	// their results (package placement), so each node fetches the results it will hold.
+	Nodes []string `json:"nodes,omitempty"`
+}
+
+// MaxRunNodes bounds NodeRunSpec.Nodes: Kubernetes' largest supported cluster.
+const MaxRunNodes = 5000
+
+// RunStore is an ObjectStore of the run's namespace, by name and defaulted spec.
+type RunStore struct {
+	Name string                      `json:"name"`
+	Spec etlv1alpha1.ObjectStoreSpec `json:"spec"`
 }
 
 // NodeRunStatus is one agent's view of its share of a run.

@@ -33,9 +33,11 @@ func NewRules(c client.Client) admit.Rules[*v1alpha1.TransformRun] {
 const (
 	roleUser   = "mlkube-datapath-user"
 	roleViewer = "mlkube-datapath-viewer"
+	// roleEdit: Kubernetes' edit role grants reading the namespace's ObjectStores and Secrets.
+	roleEdit = "edit"
 )
 
-var aggregatedInto = map[string]string{roleUser: "edit and admin", roleViewer: "view, edit and admin"}
+var aggregatedInto = map[string]string{roleUser: "edit and admin", roleViewer: "view, edit and admin", roleEdit: "admin"}
 
 // need is one right a run's creator must hold, and the field of the run that needs it.
 type need struct {
@@ -71,9 +73,17 @@ func needs(ns string, spec *v1alpha1.TransformRunSpec) []need {
 	case spec.Source.Template != "":
 		src = src.Child("template")
 	}
-	out = append(out, need{src, objects("get"), roleViewer})
-	if spec.Source.Prefix != "" {
-		out = append(out, need{src, objects("list"), roleViewer})
+	if store := spec.Source.Store; store != "" {
+		// The agents read the store with the namespace's keys: its creator must be able to.
+		p := specPath.Child("source", "store")
+		out = append(out,
+			need{p, access.Request{Verb: "get", Namespace: ns, Resource: "objectstores", Name: store}, roleEdit},
+			need{p, access.Request{Verb: "get", Namespace: ns, Resource: "secrets", Name: v1alpha1.ObjectStoreSecretName, Core: true}, roleEdit})
+	} else {
+		out = append(out, need{src, objects("get"), roleViewer})
+		if spec.Source.Prefix != "" {
+			out = append(out, need{src, objects("list"), roleViewer})
+		}
 	}
 	return append(out, need{specPath.Child("destination", "prefix"), objects("create"), roleUser})
 }

@@ -74,6 +74,17 @@ func TestCreatorNeedsEveryRightTheRunUses(t *testing.T) {
 			wantText: []string{"may not create objects.etl.mlkube.io in namespace team-a", "mlkube-datapath-user", "ask an admin of namespace team-a to bind one of them to alice"}},
 		"a dry run still needs create": {edit: func(s *spec) { s.DryRun = true }, held: []string{"use transforms md5", "get objects", "list objects"},
 			want: []string{"spec.destination.prefix: " + forbidden}},
+		"a store source needs its ObjectStore and its keys, no objects of the node tier": {
+			edit: func(s *spec) { s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"} },
+			held: []string{"use transforms md5", "get objectstores raw", "get secrets mlkube-object-stores", "create objects"}},
+		"a store source without its keys": {
+			edit: func(s *spec) { s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"} },
+			held: []string{"use transforms md5", "get objectstores raw", "create objects", "get objects", "list objects"},
+			want: []string{"spec.source.store: " + forbidden}, wantText: []string{"alice may not get secrets mlkube-object-stores in namespace team-a", "ClusterRole edit", "built-in admin"}},
+		"a store source without its ObjectStore": {
+			edit: func(s *spec) { s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"} },
+			held: []string{"use transforms md5", "get secrets mlkube-object-stores", "create objects"},
+			want: []string{"spec.source.store: " + forbidden}, wantText: []string{"alice may not get objectstores.etl.mlkube.io raw in namespace team-a"}},
 		"only create transformruns": {edit: pipeline,
 			want: []string{"spec.transform: " + forbidden, "spec.transform: " + forbidden, "spec.source.prefix: " + forbidden,
 				"spec.source.prefix: " + forbidden, "spec.destination.prefix: " + forbidden}},

@@ -25,7 +25,11 @@ var (
 // clear of the source: results inside it would be read as input.
 func validateSource(src v1alpha1.RunSource, dst v1alpha1.RunDestination) field.ErrorList {
 	errs := fieldcheck.DataDir(dstPath.Child("prefix"), dst.Prefix)
-	dstOK := len(errs) == 0
+	// Objects of a store are not in the node tier: no name of the source can be a result.
+	dstOK := len(errs) == 0 && src.Store == ""
+	if src.Store != "" {
+		errs = append(errs, fieldcheck.ObjectName(sourcePath.Child("store"), src.Store, "ObjectStore")...)
+	}
 	var set []string
 	if src.Prefix != "" {
 		set = append(set, "prefix")

@@ -57,6 +57,17 @@ func TestValidateCreate(t *testing.T) {
 		want []string
 	}{
 		"prefix source": {r: run(nil)},
+		// rule: source.store names an ObjectStore; its keys are not in the node tier, so the
+		// destination may have the prefix's name
+		"store source": {r: run(func(s *spec) {
+			s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "out/images"}
+			s.Destination = v1alpha1.RunDestination{Prefix: "out"}
+		})},
+		"store source of objects in the destination's name": {r: run(func(s *spec) {
+			s.Source = v1alpha1.RunSource{Store: "raw", Objects: []string{"out/a"}, Template: ""}
+		})},
+		"store that names no ObjectStore": {r: run(func(s *spec) { s.Source.Store = "Raw_Bucket" }),
+			want: []string{"spec.source.store: " + invalid}},
 		"everything set": {r: run(func(s *spec) {
 			s.Transform, s.Args = "decode>>resize>>md5", "size=224"
 			s.Source = v1alpha1.RunSource{Prefix: "data/raw/", Extension: ".flac"}

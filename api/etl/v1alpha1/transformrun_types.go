@@ -112,9 +112,18 @@ type TransformRunSpec struct {
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
-// RunSource is exactly one of a prefix, a list of objects or a template.
+// RunSource is exactly one of a prefix, a list of objects or a template, in the namespace's data
+// on the nodes or, with store, in an ObjectStore's bucket.
 type RunSource struct {
-	// prefix is a directory of the namespace's data whose objects, at any depth, are transformed.
+	// store names an ObjectStore of the run's namespace to read the objects from: prefix,
+	// objects and template then name keys of its bucket, and each node fetches its share of them
+	// (the objects whose results the node tier places on it) straight from the store. Unset: the
+	// namespace's data on the nodes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Store string `json:"store,omitempty"`
+	// prefix is a directory of the namespace's data whose objects, at any depth, are transformed;
+	// with store, a key prefix of its bucket ("images/").
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Prefix string `json:"prefix,omitempty"`

@@ -176,3 +176,13 @@ func MaxItems(path *field.Path, n, max int) field.ErrorList {
 	}
 	return nil
 }
+
+// ObjectName checks that name can name an object of kind in the namespace: a DNS-1123
+// subdomain, as the API server requires of every name.
+func ObjectName(path *field.Path, name, kind string) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(path, name, fmt.Sprintf("names no %s: %s", kind, msg)))
+	}
+	return errs
+}
