@@ -142,6 +142,8 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 		"comma-separated networks ?src= never reaches, beyond those always refused (loopback, link-local, multicast, and the private 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7): the cluster's pod and Service CIDRs and the API server where they are outside those")
 	srcAllowed := fs.String("src-allowed-cidrs", "",
 		"comma-separated networks ?src= may reach even when refused by default (private, loopback, link-local) or denied: an object store inside the cluster or on a private network")
+	storesAllowed := fs.String("object-store-allowed-cidrs", "",
+		"comma-separated networks the ObjectStores of TransformRuns may be on even when refused by default (private, loopback, link-local) or denied by --src-denied-cidrs: an object store inside the cluster or on a private network")
 	if err := fs.Parse(args); err != nil {
 		return srv, opts, err
 	}
@@ -154,7 +156,10 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	if err := checkCSI(srv, opts.DataRoot); err != nil {
 		return srv, opts, err
 	}
-	opts.Src, err = egress.Parse(*srcHosts, *srcDenied, *srcAllowed)
+	if opts.Src, err = egress.Parse(*srcHosts, *srcDenied, *srcAllowed); err != nil {
+		return srv, opts, err
+	}
+	opts.Stores, err = egress.StorePolicy(opts.Src.Denied, *storesAllowed)
 	return srv, opts, err
 }
 
@@ -291,6 +296,7 @@ func run(s serving, opts agent.Options) error {
 	opts.Resolver = agent.CacheResolver{Reader: transforms, Node: opts.Node, Keys: transformertoken.NewKeys(s.keyDir)}
 	opts.Peers = agent.EndpointSlicePeers{Reader: transforms}
 	opts.NamespaceQuotaOf = agent.NamespaceQuotas(ctx, transforms)
+	opts.StoreSecrets = agent.SecretsOf(cs.CoreV1())
 	a, err := agent.New(opts)
 	if err != nil {
 		return err

@@ -72,8 +72,14 @@ type Options struct {
 	WriteTimeout, PingInterval time.Duration
 	// Src is where ?src= objects may come from; the zero Policy turns
 	// ?src= off.
-	Src      egress.Policy
-	Resolver Resolver
+	Src egress.Policy
+	// Stores is where the ObjectStores runs read from may be: each store is
+	// dialled to its own endpoint's host only, within the policy's networks.
+	Stores egress.Policy
+	// StoreSecrets reads a namespace's store keys; nil refuses runs from
+	// stores that are not anonymous.
+	StoreSecrets StoreSecrets
+	Resolver     Resolver
 	// RequireTransformerAuth makes the agent probe each transformer pod before its first object
 	// (PathAuthProbe, without the credential) and refuse, with 503, one that answers below 400.
 	RequireTransformerAuth bool
@@ -209,7 +215,7 @@ func New(opts Options) (*Agent, error) {
 	a.inflight.writeTimeout = opts.WriteTimeout
 	a.panics = &panics.Reporter{Log: a.log, Count: a.metrics.panics}
 	a.runs = noderun.New(noderun.Config{
-		Node: opts.Node, Root: root, Transformers: runTransformers{a}, Results: a.objects,
+		Node: opts.Node, Root: root, Transformers: runTransformers{a}, Results: a.objects, Stores: runStores{a},
 		MaxRuns: opts.MaxOfflineRuns, MaxWorkers: opts.MaxOfflineWorkers, Panics: a.panics, Log: a.log,
 	})
 	a.ws = wsPools{size: opts.WSConns, writeTimeout: opts.WriteTimeout, panics: a.panics}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/noderun"
@@ -20,8 +22,9 @@ import (
 //	DELETE /v1/runs/{namespace}/{run}?uid=U  suspends the run → 200 NodeRunStatus
 
 // maxNodeRunSpec bounds the JSON of a NodeRunSpec: a list source of
-// etlv1alpha1.MaxRunObjects names of wire.MaxObjectName bytes, quoted.
-const maxNodeRunSpec = etlv1alpha1.MaxRunObjects*(wire.MaxObjectName+8) + 64<<10
+// etlv1alpha1.MaxRunObjects names of wire.MaxObjectName bytes, quoted, the
+// run's nodes, and a store's CA bundle, escaped.
+const maxNodeRunSpec = etlv1alpha1.MaxRunObjects*(wire.MaxObjectName+8) + wire.MaxRunNodes*(validation.DNS1123SubdomainMaxLength+3) + 2*etlv1alpha1.MaxCABundleBytes + 64<<10
 
 // manageRuns is what RBAC must grant a caller of the node runs API: a
 // non-resource URL only the manager's ClusterRole has, since a run writes
@@ -73,7 +76,7 @@ func parseRunPath(escaped string) (noderun.Key, error) {
 // going on.
 func (a *Agent) putNodeRun(w http.ResponseWriter, r *http.Request, key noderun.Key) {
 	var spec wire.NodeRunSpec
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxNodeRunSpec))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, int64(maxNodeRunSpec)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
 		a.fail(w, transformPath{}, status.BadRequest(fmt.Errorf("node run spec: %w", err)))

@@ -39,13 +39,13 @@ type runPipeline struct {
 
 // Transform returns an error that carries its status (status.Code), which
 // the run records: an error of a Resolver's kind has none of its own.
-func (p runPipeline) Transform(ctx context.Context, object, args string, write func(io.Reader) error) error {
+func (p runPipeline) Transform(ctx context.Context, object, args string, open noderun.Opener, write func(io.Reader) error) error {
 	o := &objectRun{a: p.a, object: object, start: time.Now()}
 	ctx, cancel := context.WithTimeout(ctx, objectTimeoutOf(p.targets))
 	defer cancel()
 	var err error
 	// An object that panics fails alone: its worker goes on with the next.
-	if perr := p.a.panics.Call("run object", func() { err = p.transform(ctx, o, object, args, write) }); perr != nil {
+	if perr := p.a.panics.Call("run object", func() { err = p.transform(ctx, o, object, args, open, write) }); perr != nil {
 		err = status.With(http.StatusInternalServerError, perr)
 	}
 	if err == nil {
@@ -58,11 +58,14 @@ func (p runPipeline) Transform(ctx context.Context, object, args string, write f
 	return status.With(code, err)
 }
 
-func (p runPipeline) transform(ctx context.Context, o *objectRun, object, args string, write func(io.Reader) error) error {
-	in, err := p.a.localInput(p.data, object, args)
+func (p runPipeline) transform(ctx context.Context, o *objectRun, object, args string, open noderun.Opener, write func(io.Reader) error) error {
+	in, body, err := p.input(ctx, object, args, open)
 	if err != nil {
 		o.stages = append(o.stages, stageRun{t: p.targets[0]})
 		return err
+	}
+	if body != nil {
+		defer body.Close()
 	}
 	o.inSize = in.size
 	result, _, err := o.run(ctx, p.targets, in)
@@ -71,4 +74,26 @@ func (p runPipeline) transform(ctx context.Context, o *objectRun, object, args s
 	}
 	defer result.Close()
 	return write(result)
+}
+
+// input is a run's object: a file of the namespace's data, or the bytes
+// open fetches (from an ObjectStore), held to the agent's object size
+// limit as a PUT's are; the caller closes the body it returns.
+func (p runPipeline) input(ctx context.Context, object, args string, open noderun.Opener) (input, io.Closer, error) {
+	if open == nil {
+		in, err := p.a.localInput(p.data, object, args)
+		return in, nil, err
+	}
+	in := input{object: object, args: args}
+	body, size, err := open(ctx)
+	if err != nil {
+		return in, nil, err
+	}
+	if max := p.a.opts.MaxObjectSize; max >= 0 && size > max {
+		body.Close()
+		return in, nil, errTooLarge
+	}
+	g := &guardedBody{r: limit(body, p.a.opts.MaxObjectSize, nil), c: body}
+	in.body, in.size = g, size
+	return in, g, nil
 }

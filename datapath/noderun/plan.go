@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -28,6 +29,9 @@ type Plan struct {
 	srcPrefix string
 	objects   wire.Objects
 	dst       string
+	// store is the ObjectStore the source's objects are read from; nil:
+	// the namespace's data on this node.
+	store *wire.RunStore
 }
 
 // Plan checks the spec the manager sent for run key and returns its plan.
@@ -60,8 +64,30 @@ func (rs *Runs) Plan(key Key, spec wire.NodeRunSpec) (Plan, error) {
 	if spec.Destination.ToExtension != "" && spec.Source.Extension == "" {
 		return p, errors.New("destination.toExtension needs source.extension: it replaces that extension")
 	}
+	if err := p.planStore(rs.cfg, spec); err != nil {
+		return p, err
+	}
 	err = p.planSource(spec.Source)
 	return p, err
+}
+
+// planStore checks the ObjectStore of a source in a store, and the run's
+// nodes, among which this node's share is picked.
+func (p *Plan) planStore(cfg Config, spec wire.NodeRunSpec) error {
+	switch {
+	case spec.Source.Store == "" && spec.SourceStore == nil:
+		return nil
+	case spec.SourceStore == nil || spec.SourceStore.Name != spec.Source.Store:
+		return fmt.Errorf("source.store %q: the spec carries no ObjectStore of that name in sourceStore", spec.Source.Store)
+	case cfg.Stores == nil:
+		return errors.New("source.store: this agent reads from no object stores")
+	case len(spec.Nodes) == 0 || len(spec.Nodes) > wire.MaxRunNodes:
+		return fmt.Errorf("nodes: %d nodes; a run from a store names 1 to %d (wire.MaxRunNodes)", len(spec.Nodes), wire.MaxRunNodes)
+	case !slices.Contains(spec.Nodes, cfg.Node):
+		return fmt.Errorf("nodes: this node, %s, is not one of the run's nodes", cfg.Node)
+	}
+	p.store = spec.SourceStore
+	return nil
 }
 
 // dropSource forgets the objects of a list or template source once the
@@ -107,7 +133,9 @@ func (p *Plan) planSource(src etlv1alpha1.RunSource) error {
 		return fmt.Errorf("source: %w", err)
 	}
 	for o := range objects.Names() {
-		if hidden(o) {
+		// A store's keys are not the agent's files: one whose result
+		// would be hidden fails alone (checkResult).
+		if p.store == nil && hidden(o) {
 			return fmt.Errorf("source: object %q is hidden (a path element starts with \".\"): those are the agent's own files (journals, temporary files), never input", o)
 		}
 	}
@@ -145,4 +173,17 @@ func hidden[S ~string | ~[]byte](name S) bool {
 		}
 	}
 	return false
+}
+
+// checkResult checks the name of a result whose object came from a store:
+// any S3 key is an object there, but the node tier's names are checked
+// (wire.CheckObject) and its hidden ones are the agent's own.
+func checkResult(name string) error {
+	if err := wire.CheckObject(name); err != nil {
+		return err
+	}
+	if hidden(name) {
+		return fmt.Errorf("%q is hidden (a path element starts with \".\"), which the node tier keeps for the agent's own files", name)
+	}
+	return nil
 }

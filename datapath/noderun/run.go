@@ -20,6 +20,7 @@ import (
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
+	"github.com/mlkube/mlkube/datapath/internal/placement"
 	"github.com/mlkube/mlkube/datapath/internal/recent"
 	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/durable"
@@ -43,6 +44,9 @@ type Run struct {
 	root *os.Root
 	data *dataroot.Namespace
 	files
+	// src is the store of a source in one, open once the feeding began;
+	// nil for the namespace's data on this node.
+	src Store
 
 	// ctx ends when the agent closes: objects in flight are abandoned
 	// (and redone by the next attempt). stop ends the feeding of objects:
@@ -112,6 +116,13 @@ func (rs *Runs) newRun(key Key, plan Plan, pipeline Pipeline) (*Run, error) {
 		stop: make(chan struct{}), done: make(chan struct{}), phase: etlv1alpha1.RunRunning,
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if plan.store != nil {
+		// Objects of a store come to this node whether or not the
+		// namespace has data on it yet.
+		if err := rs.cfg.Root.Mkdir(key.Namespace, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, durable.StorageError(key.Namespace, err)
+		}
+	}
 	root, err := data.Enter()
 	if status.Of(err) == http.StatusNotFound {
 		// The namespace has no data on the node: nothing to transform.
@@ -134,7 +145,7 @@ func (rs *Runs) newRun(key Key, plan Plan, pipeline Pipeline) (*Run, error) {
 
 func (r *Run) openFiles() error {
 	uid, dst := r.plan.spec.UID, r.plan.dst
-	if r.plan.srcPrefix != "" {
+	if r.plan.srcPrefix != "" && r.plan.store == nil {
 		if err := checkOverlap(r.root, r.plan.srcPrefix, dst); err != nil {
 			return err
 		}
@@ -225,6 +236,9 @@ func (r *Run) feed(send func(item) bool) error {
 	if r.root == nil {
 		return nil
 	}
+	if r.plan.store != nil {
+		return r.feedStore(send)
+	}
 	spec := r.plan.spec
 	if r.plan.srcPrefix != "" {
 		err := r.data.Walk(r.plan.srcPrefix, func(object string, e fs.DirEntry) error {
@@ -266,11 +280,60 @@ func (r *Run) feed(send func(item) bool) error {
 	return nil
 }
 
+// feedStore opens the source's store and calls send with each object of
+// this node's share: those whose results the node tier places on this node
+// among the run's nodes, so that later reads of a result find it where they
+// look first, and the nodes split the objects without talking to each
+// other.
+func (r *Run) feedStore(send func(item) bool) error {
+	src, err := r.rs.cfg.Stores.Open(r.ctx, r.key.Namespace, *r.plan.store)
+	if err != nil {
+		return err
+	}
+	r.src = src // before the first object reaches a worker
+	spec := r.plan.spec
+	mine := func(object string, size int64) bool {
+		result, ok := wire.ResultName(spec.Source, spec.Destination, object)
+		if !ok || placement.First(r.key.Namespace, result, spec.Nodes) != r.rs.cfg.Node {
+			return true
+		}
+		return send(item{object: object, result: result, size: size})
+	}
+	if r.plan.srcPrefix != "" {
+		err := src.List(r.ctx, r.plan.srcPrefix+"/", etlv1alpha1.MaxRunObjects, func(key string, size int64) error {
+			if !mine(key, size) {
+				return errStopFeeding
+			}
+			return nil
+		})
+		if errors.Is(err, errStopFeeding) || r.ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	for object := range r.plan.objects.All() {
+		if !mine(object, 0) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// errStopFeeding ends a store's listing when the feeding stopped.
+var errStopFeeding = errors.New("the feeding stopped")
+
 // process transforms one object unless the feeding stopped, the journal
 // has it, or its result exists and may not be replaced.
 func (r *Run) process(it item, buf []byte) {
 	if r.isStopped() {
 		return
+	}
+	if r.src != nil {
+		// A key of a store may name no object of the node tier.
+		if err := checkResult(it.result); err != nil {
+			r.failed(it.object, status.BadRequest(fmt.Errorf("its result's name: %w; rename the object in the store, or leave it out of the source", err)))
+			return
+		}
 	}
 	if r.journal.has(it.object) {
 		r.counts.skippedObjects.Add(1)
@@ -303,7 +366,11 @@ func (r *Run) transform(it item, buf []byte) error {
 	if r.plan.spec.Check {
 		sink = r.discard
 	}
-	return r.pipeline.Transform(r.ctx, it.object, r.plan.spec.Args, func(result io.Reader) error { return sink(it, result, buf) })
+	var open Opener
+	if r.src != nil {
+		open = func(ctx context.Context) (io.ReadCloser, int64, error) { return r.src.Get(ctx, it.object) }
+	}
+	return r.pipeline.Transform(r.ctx, it.object, r.plan.spec.Args, open, func(result io.Reader) error { return sink(it, result, buf) })
 }
 
 // discard reads a check's result to its end, which is when a transformer

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/fairshare"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/internal/durable"
@@ -32,12 +33,37 @@ type Transformers interface {
 // Pipeline moves the objects of one namespace's data through a run's
 // transformers.
 type Pipeline interface {
-	// Transform runs object, a file of the namespace's data, with args
-	// through the pipeline within its object timeout, and hands the result
-	// to write. It counts the object in the agent's stats and metrics as an
-	// inline one. Its error carries the status that answers it (package
-	// status); a panic, of write too, fails the object alone.
-	Transform(ctx context.Context, object, args string, write func(result io.Reader) error) error
+	// Transform runs object with args through the pipeline within its
+	// object timeout, and hands the result to write. The object is a file
+	// of the namespace's data when open is nil; otherwise open fetches its
+	// bytes and their size (-1: unknown), within the same timeout. It
+	// counts the object in the agent's stats and metrics as an inline one.
+	// Its error carries the status that answers it (package status); a
+	// panic, of write too, fails the object alone.
+	Transform(ctx context.Context, object, args string, open Opener, write func(result io.Reader) error) error
+}
+
+// Opener fetches an object's bytes from where a run reads them.
+type Opener func(ctx context.Context) (io.ReadCloser, int64, error)
+
+// Stores opens the object stores runs read from.
+type Stores interface {
+	// Open returns a client of store, an ObjectStore of namespace ns,
+	// signed with the namespace's keys, once it has reached the store's
+	// bucket with them: its error says why the store cannot be used
+	// (keys refused, no bucket, endpoint unreachable) and never holds a
+	// key.
+	Open(ctx context.Context, ns string, store wire.RunStore) (Store, error)
+}
+
+// Store is one bucket a run reads objects from. Its errors carry their
+// status (404 for a missing object) and never hold a key.
+type Store interface {
+	// List calls fn with each key under prefix and its size, at most max
+	// of them (an error past it).
+	List(ctx context.Context, prefix string, max int, fn func(key string, size int64) error) error
+	// Get opens object key and returns its bytes and size.
+	Get(ctx context.Context, key string) (io.ReadCloser, int64, error)
 }
 
 // Results writes a run's results into its namespace's data. The agent's
@@ -67,6 +93,9 @@ type Config struct {
 	Transformers Transformers
 	// Results writes the runs' results; required.
 	Results Results
+	// Stores opens the stores of runs whose source is an ObjectStore; nil
+	// refuses such runs.
+	Stores Stores
 	// MaxRuns bounds the runs going on at once on the node, and MaxWorkers
 	// their workers together; a run past either is refused with 429.
 	MaxRuns, MaxWorkers int

@@ -39,7 +39,7 @@ func (u upper) Resolve(_ context.Context, ns string, stages []string) (Pipeline,
 
 type upperPipeline struct{ dir string }
 
-func (p upperPipeline) Transform(_ context.Context, object, _ string, write func(io.Reader) error) error {
+func (p upperPipeline) Transform(_ context.Context, object, _ string, _ Opener, write func(io.Reader) error) error {
 	if filepath.Base(object) == "bad" {
 		return status.With(http.StatusBadGateway, errors.New("the transformer refused it"))
 	}

@@ -65,6 +65,17 @@ func Parse(hosts, denied, allowed string) (Policy, error) {
 	return p, nil
 }
 
+// StoreFlag is the agent's flag that allows networks to object stores.
+const StoreFlag = "--object-store-allowed-cidrs"
+
+// StorePolicy is the policy of object store connections: the networks ?src= never reaches stay
+// denied, allowed (StoreFlag) names the networks stores may be on beyond the defaults; the
+// hosts are each store's own (objectstore.New).
+func StorePolicy(denied []netip.Prefix, allowed string) (Policy, error) {
+	a, err := prefixes(StoreFlag, allowed)
+	return Policy{Denied: denied, Allowed: a, AllowFlag: StoreFlag}, err
+}
+
 func split(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {

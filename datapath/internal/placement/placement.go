@@ -37,6 +37,20 @@ func Rank(namespace, name string, nodes []string) []string {
 	return out
 }
 
+// First returns Rank(namespace, name, nodes)[0] without ordering the rest: the node that stores
+// the object. nodes must not be empty.
+func First(namespace, name string, nodes []string) string {
+	object := hashString(namespace + "\x00" + name)
+	best, bestScore := "", uint64(0)
+	for i, n := range nodes {
+		sc := score(object, hashString(n))
+		if i == 0 || sc > bestScore || (sc == bestScore && n < best) {
+			best, bestScore = n, sc
+		}
+	}
+	return best
+}
+
 func cmpString(a, b string) int {
 	switch {
 	case a < b:

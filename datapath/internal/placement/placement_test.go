@@ -61,3 +61,15 @@ func TestRankNamespaceMatters(t *testing.T) {
 		t.Errorf("%d of 200 names land on the same node in two namespaces: the namespace is not hashed", same)
 	}
 }
+
+// TestFirstIsRanksFirst: First, which a run uses to keep its share of a store's objects, names
+// the node Rank puts first, the one the object API stores the object on.
+func TestFirstIsRanksFirst(t *testing.T) {
+	nodes := []string{"n-a", "n-b", "n-c", "n-d", "n-e"}
+	for i := range 2000 {
+		name := fmt.Sprintf("out/shard-%04d.tar", i)
+		if got, want := First("team", name, nodes), Rank("team", name, nodes)[0]; got != want {
+			t.Fatalf("%s: First %s, Rank's first %s", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/placement"
+	"github.com/mlkube/mlkube/internal/egress"
+	"github.com/mlkube/mlkube/internal/s3test"
+	"github.com/mlkube/mlkube/internal/status"
+)
+
+// storeNodes are the nodes of the tests' runs from a store: this env's and another.
+var storeNodes = []string{testNode, "node-b"}
+
+// storeEnv is an agent on node whose runs reach the test's S3 server on loopback, with secret
+// as the namespace's Secret of store keys (nil: there is none).
+func storeEnv(t *testing.T, node string, secret map[string][]byte) *env {
+	return newEnv(t, func(o *Options) {
+		o.Node = node
+		o.Stores = egress.Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowFlag: egress.StoreFlag}
+		o.StoreSecrets = func(_ context.Context, ns string) (map[string][]byte, error) {
+			if ns != "default" {
+				t.Errorf("store keys of namespace %s read; the run is of default", ns)
+			}
+			if secret == nil {
+				return nil, status.NotFound(fmt.Errorf("secrets %q not found", etlv1alpha1.ObjectStoreSecretName))
+			}
+			return secret, nil
+		}
+	})
+}
+
+// storeKeys is the Secret of store keys holding the server's keys for the ObjectStore raw.
+func storeKeys(srv *s3test.Server) map[string][]byte {
+	return map[string][]byte{"raw.accessKeyID": []byte(srv.AccessKey), "raw.secretAccessKey": []byte(srv.SecretKey)}
+}
+
+// storeRun is a node run of the objects under images/ of the ObjectStore raw at endpoint, bucket
+// bucket, into out/ through pipeline.
+func storeRun(pipeline, endpoint, bucket string) wire.NodeRunSpec {
+	return wire.NodeRunSpec{
+		UID: testUID, Pipeline: pipeline, Workers: 4,
+		Source:      etlv1alpha1.RunSource{Store: "raw", Prefix: "images"},
+		Destination: etlv1alpha1.RunDestination{Prefix: "out"},
+		SourceStore: &wire.RunStore{Name: "raw", Spec: etlv1alpha1.ObjectStoreSpec{
+			Endpoint: endpoint, Region: "us-east-1", Bucket: bucket, Addressing: etlv1alpha1.AddressingPath,
+			Credentials: &etlv1alpha1.ObjectStoreCredentials{
+				SecretName: etlv1alpha1.ObjectStoreSecretName, AccessKeyIDKey: "raw.accessKeyID", SecretAccessKeyKey: "raw.secretAccessKey",
+			},
+		}},
+		Nodes: storeNodes,
+	}
+}
+
+func putStoreObject(t *testing.T, admin *minio.Client, bucket, key string, data []byte) {
+	t.Helper()
+	if _, err := admin.PutObject(context.Background(), bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+		t.Fatalf("putting %s: %v", key, err)
+	}
+}
+
+// TestNodeRunFromObjectStore: two nodes' agents each fetch from a real S3 server the objects of
+// a run whose results the node tier places on them, transform them and write the results: every
+// object is done once, on the node that holds its result, byte for byte, by every communicator.
+func TestNodeRunFromObjectStore(t *testing.T) {
+	srv := s3test.Start(t)
+	admin := srv.Bucket(t, "raw")
+	want := map[string]string{} // result → content
+	for i := range 60 {
+		key := fmt.Sprintf("images/%02d/%03d.jpg", i%7, i)
+		data := bytes.Repeat([]byte{byte('a' + i%26)}, 1+i*517)
+		putStoreObject(t, admin, "raw", key, data)
+		want["out/"+strings.TrimPrefix(key, "images/")] = string(data) + "|t:"
+	}
+	putStoreObject(t, admin, "raw", "other/x.jpg", []byte("not of the source"))
+	for _, comm := range comms {
+		t.Run(string(comm), func(t *testing.T) {
+			var done int64
+			seen := map[string]string{}
+			for _, node := range storeNodes {
+				e := storeEnv(t, node, storeKeys(srv))
+				e.addTransform("t", comm, "", tag("t"))
+				s := e.runToEnd("from-store", storeRun("t", srv.Endpoint, "raw"))
+				if s.Phase != etlv1alpha1.RunSucceeded || s.FailedObjects != 0 || s.DoneObjects != s.PlannedObjects {
+					t.Fatalf("node %s: %s %q, counts %+v", node, s.Phase, s.Message, s.RunCounts)
+				}
+				done += s.DoneObjects
+				for result, content := range want {
+					got, ok := e.readObject(result)
+					if mine := placement.First("default", result, storeNodes) == node; ok != mine {
+						t.Errorf("node %s holds %s: %v; the node tier places it on %s", node, result, ok, placement.First("default", result, storeNodes))
+					}
+					if ok {
+						seen[result] = node
+						if got != content {
+							t.Errorf("node %s: %s is %d bytes %.20q; want %d bytes %.20q", node, result, len(got), got, len(content), content)
+						}
+					}
+				}
+				if e.exists("out/x.jpg") {
+					t.Error("an object outside the source's prefix was transformed")
+				}
+			}
+			if len(seen) != len(want) || done != int64(len(want)) {
+				t.Errorf("%d of %d results written, %d objects done; want each once", len(seen), len(want), done)
+			}
+		})
+	}
+}
+
+// TestNodeRunFromObjectStoreFailures: each way the store cannot be used ends the node's share
+// with a reason that names the ObjectStore and says what to do, and never carries the secret
+// key; one object that cannot be fetched, or whose key names no object of the node tier, fails
+// alone with its reason.
+func TestNodeRunFromObjectStoreFailures(t *testing.T) {
+	srv := s3test.Start(t)
+	admin := srv.Bucket(t, "raw")
+	putStoreObject(t, admin, "raw", "images/ok.jpg", []byte("ok"))
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreachable := "http://" + closed.Addr().String()
+	closed.Close()
+	wrong := storeKeys(srv)
+	wrong["raw.secretAccessKey"] = []byte("not-the-secret-key-0123456789")
+	for _, tc := range []struct {
+		name     string
+		secret   map[string][]byte
+		endpoint string
+		bucket   string
+		loopback bool // the store's network is allowed
+		want     string
+	}{
+		{"wrong keys", wrong, srv.Endpoint, "raw", true, "the store refused its keys (SignatureDoesNotMatch): check the keys the ObjectStore names in the Secret mlkube-object-stores"},
+		{"no Secret", nil, srv.Endpoint, "raw", true, "namespace default has no Secret mlkube-object-stores, which holds its stores' keys; create it"},
+		{"no key in the Secret", map[string][]byte{"raw.accessKeyID": []byte(srv.AccessKey)}, srv.Endpoint, "raw", true, `the Secret mlkube-object-stores has no key "raw.secretAccessKey"`},
+		{"no bucket", storeKeys(srv), srv.Endpoint, "missing", true, "ObjectStore raw (bucket missing at " + srv.Endpoint + "): the bucket does not exist: create it, or fix spec.bucket"},
+		{"unreachable", storeKeys(srv), unreachable, "raw", true, "ObjectStore raw (bucket raw at " + unreachable + "): the endpoint cannot be reached"},
+		{"egress refused", storeKeys(srv), srv.Endpoint, "raw", false, "--object-store-allowed-cidrs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := storeEnv(t, testNode, tc.secret)
+			if !tc.loopback {
+				e.agent.opts.Stores.Allowed = nil
+			}
+			e.addTransform("t", etlv1alpha1.CommHPush, "", tag("t"))
+			s := e.runToEnd("from-store", storeRun("t", tc.endpoint, tc.bucket))
+			if s.Phase != etlv1alpha1.RunFailed || !strings.Contains(s.Message, tc.want) {
+				t.Errorf("%s %q; want Failed with %q", s.Phase, s.Message, tc.want)
+			}
+			if strings.Contains(s.Message, srv.SecretKey) || strings.Contains(s.Message, string(wrong["raw.secretAccessKey"])) {
+				t.Errorf("the status carries a secret key: %q", s.Message)
+			}
+			if s.DoneObjects != 0 || e.exists("out/ok.jpg") {
+				t.Errorf("objects done %d, out/ok.jpg written %v; want none", s.DoneObjects, e.exists("out/ok.jpg"))
+			}
+		})
+	}
+
+	t.Run("objects", func(t *testing.T) {
+		putStoreObject(t, admin, "raw", "images/.cache/x", []byte("hidden"))
+		e := storeEnv(t, testNode, storeKeys(srv))
+		e.addTransform("t", etlv1alpha1.CommHPush, "", tag("t"))
+		spec := storeRun("t", srv.Endpoint, "raw")
+		spec.Source = etlv1alpha1.RunSource{Store: "raw", Objects: []string{"images/ok.jpg", "images/gone.jpg", "images/.cache/x"}}
+		spec.Nodes = []string{testNode} // this node's share is all of them
+		spec.ContinueOnError = true
+		s := e.runToEnd("objects", spec)
+		if got, ok := e.readObject("out/images/ok.jpg"); !ok || got != "ok|t:" {
+			t.Errorf("out/images/ok.jpg = %q, %v", got, ok)
+		}
+		errs := map[string]string{}
+		for _, oe := range s.Errors {
+			errs[oe.Object] = fmt.Sprintf("%d %s", oe.StatusCode, oe.Message)
+		}
+		if got := errs["images/gone.jpg"]; !strings.HasPrefix(got, "404 ") || !strings.Contains(got, `object "images/gone.jpg": it does not exist`) {
+			t.Errorf("the missing object failed with %q; want 404 naming it", got)
+		}
+		if got := errs["images/.cache/x"]; !strings.HasPrefix(got, "400 ") || !strings.Contains(got, "hidden") {
+			t.Errorf("the object whose result would be hidden failed with %q; want 400 saying so", got)
+		}
+		if s.Phase != etlv1alpha1.RunFailed || s.DoneObjects != 1 || s.FailedObjects != 2 {
+			t.Errorf("%s %q, counts %+v; want Failed with 1 done and 2 failed", s.Phase, s.Message, s.RunCounts)
+		}
+	})
+}
