@@ -34,25 +34,33 @@ func (a *Agents) token() (string, error) {
 	return a.Token.Token()
 }
 
-// nodeRunSpec is the share every chosen node gets: the run's spec, its UID keying the journal.
-func nodeRunSpec(run *v1alpha1.TransformRun) wire.NodeRunSpec {
-	return wire.NodeRunSpec{
+// nodeRunSpec is the share every chosen node gets: the run's spec, its UID keying the journal,
+// the run's nodes, and the ObjectStore of a source in one (store, read by the caller).
+func nodeRunSpec(run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, store *v1alpha1.ObjectStore) wire.NodeRunSpec {
+	spec := wire.NodeRunSpec{
 		UID: string(run.UID), Pipeline: run.Spec.Transform, Args: run.Spec.Args,
 		Source: run.Spec.Source, Destination: run.Spec.Destination,
 		Workers: int(ptr.Deref(run.Spec.WorkersPerNode, v1alpha1.DefaultRunWorkersPerNode)),
 		DryRun:  run.Spec.DryRun, Check: run.Spec.Check,
 		ContinueOnError: run.Spec.ContinueOnError, Overwrite: run.Spec.Overwrite,
 	}
+	if store != nil {
+		spec.SourceStore = &wire.RunStore{Name: store.Name, Spec: store.Spec}
+		for _, n := range nodes {
+			spec.Nodes = append(spec.Nodes, n.Node)
+		}
+	}
+	return spec
 }
 
-// call sends one request about the run to the agent at ip: PUT carries the share; GET and DELETE
-// name uid, so that an agent holding a namesake of another UID answers 404 (uid "": whichever
-// it holds).
-func (a *Agents) call(ctx context.Context, method, ip, token string, run *v1alpha1.TransformRun, uid types.UID) (*wire.NodeRunStatus, error) {
+// call sends one request about the run to the agent at ip: PUT carries the share, spec; GET and
+// DELETE name uid, so that an agent holding a namesake of another UID answers 404 (uid "":
+// whichever it holds).
+func (a *Agents) call(ctx context.Context, method, ip, token string, run *v1alpha1.TransformRun, uid types.UID, spec *wire.NodeRunSpec) (*wire.NodeRunStatus, error) {
 	u := agentclient.URL(ip, a.Port, wire.NodeRunsPath+run.Namespace+"/"+run.Name)
 	var in any
 	if method == http.MethodPut {
-		in = nodeRunSpec(run)
+		in = spec
 	} else {
 		u += "?uid=" + url.QueryEscape(string(uid))
 	}
@@ -67,7 +75,7 @@ func (a *Agents) call(ctx context.Context, method, ip, token string, run *v1alph
 // never taken or suspended is PUT, a running one is followed with GET and PUT again when its agent
 // no longer holds it (restarted, or replaced by a new pod: it resumes from its journal); a
 // suspended run's shares are stopped with DELETE.
-func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, n v1alpha1.RunNodeStatus, ip, token string) observation {
+func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, spec *wire.NodeRunSpec, n v1alpha1.RunNodeStatus, ip, token string) observation {
 	if ip == "" {
 		return observation{err: fmt.Errorf("no Ready agent pod on node %s", n.Node)}
 	}
@@ -75,7 +83,7 @@ func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, n v1alpha
 		return a.stop(ctx, run, ip, token)
 	}
 	if n.Phase == v1alpha1.RunRunning {
-		st, err := a.call(ctx, http.MethodGet, ip, token, run, run.UID)
+		st, err := a.call(ctx, http.MethodGet, ip, token, run, run.UID, nil)
 		switch {
 		case err == nil && st.Phase != v1alpha1.RunSuspended:
 			return observation{answer: st}
@@ -83,7 +91,7 @@ func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, n v1alpha
 			return classify(err)
 		}
 	}
-	st, err := a.call(ctx, http.MethodPut, ip, token, run, run.UID)
+	st, err := a.call(ctx, http.MethodPut, ip, token, run, run.UID, spec)
 	if agentclient.HasStatus(err, http.StatusConflict) {
 		a.stopOrphan(ctx, run, ip, token)
 		return observation{busy: err}
@@ -96,7 +104,7 @@ func (a *Agents) step(ctx context.Context, run *v1alpha1.TransformRun, n v1alpha
 
 // stop asks the agent to stop the share; an agent that holds no such run has nothing running.
 func (a *Agents) stop(ctx context.Context, run *v1alpha1.TransformRun, ip, token string) observation {
-	st, err := a.call(ctx, http.MethodDelete, ip, token, run, run.UID)
+	st, err := a.call(ctx, http.MethodDelete, ip, token, run, run.UID, nil)
 	switch {
 	case agentclient.HasStatus(err, http.StatusNotFound):
 		return observation{stopped: true}
@@ -111,12 +119,12 @@ func (a *Agents) stop(ctx context.Context, run *v1alpha1.TransformRun, ip, token
 // its name: it was deleted, and the manager that could have stopped it did not. The next poll's
 // PUT starts this run once the orphan has stopped.
 func (a *Agents) stopOrphan(ctx context.Context, run *v1alpha1.TransformRun, ip, token string) {
-	held, err := a.call(ctx, http.MethodGet, ip, token, run, "")
+	held, err := a.call(ctx, http.MethodGet, ip, token, run, "", nil)
 	if err != nil || held.UID == "" || types.UID(held.UID) == run.UID {
 		return
 	}
 	log.FromContext(ctx).Info("stopping the share of a deleted namesake run", "uid", held.UID, "agent", ip)
-	_, _ = a.call(ctx, http.MethodDelete, ip, token, run, types.UID(held.UID)) // best effort: the next 409 tries again
+	_, _ = a.call(ctx, http.MethodDelete, ip, token, run, types.UID(held.UID), nil) // best effort: the next 409 tries again
 }
 
 // classify sorts a failed call: 429 waits, a refused token is a misconfiguration the operator

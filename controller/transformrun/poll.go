@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -55,6 +56,7 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 		log.FromContext(ctx).Error(tokenErr, "cannot call the node agents", "tokenFile", r.Agents.Token.Path)
 	}
 	nodes = slices.Clone(nodes)
+	spec, specObs := r.shareSpec(ctx, run, nodes)
 	obs := make([]*observation, len(nodes))
 	step := func(stop bool) {
 		var g errgroup.Group
@@ -69,8 +71,10 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 				case tokenErr != nil:
 				case stop:
 					o = r.Agents.stop(ctx, run, agents[n.Node], token)
+				case specObs != nil && !run.Spec.Suspend:
+					o = *specObs
 				default:
-					o = r.Agents.step(ctx, run, n, agents[n.Node], token)
+					o = r.Agents.step(ctx, run, &spec, n, agents[n.Node], token)
 				}
 				obs[i] = &o
 				return nil //nolint:nilerr // a failed step is an observation, not the poll's failure
@@ -105,4 +109,23 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 		apply(fmt.Sprintf("stopped: the run failed on node %s", failed))
 	}
 	return nodes, fresh
+}
+
+// shareSpec is the share every node's PUT carries. A source store that cannot be read gives the
+// observation every share gets instead: one that does not exist fails the run.
+func (r *Reconciler) shareSpec(ctx context.Context, run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus) (wire.NodeRunSpec, *observation) {
+	name := run.Spec.Source.Store
+	if name == "" {
+		return nodeRunSpec(run, nodes, nil), nil
+	}
+	var store v1alpha1.ObjectStore
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &store)
+	switch {
+	case apierrors.IsNotFound(err):
+		return wire.NodeRunSpec{}, &observation{refused: fmt.Errorf(
+			"spec.source.store names ObjectStore %s, which namespace %s does not have; create it, or start a run from another store", name, run.Namespace)}
+	case err != nil:
+		return wire.NodeRunSpec{}, &observation{err: fmt.Errorf("reading ObjectStore %s: %w", name, err)}
+	}
+	return nodeRunSpec(run, nodes, &store), nil
 }

@@ -32,6 +32,7 @@ import (
 )
 
 // Runs, deleted once past their TTL; the Transforms and nodes a run's nodes are chosen from; the
+// ObjectStores runs read from, whose specs (never their keys) the agents are sent; the
 // agent pods it calls. The agents start and follow runs only for callers whom RBAC lets create
 // their runs API (api/wire/noderuns.go), which this role alone grants: both the prefix
 // wire.NodeRunsPath and every path under it, whichever the agent asks about.
@@ -39,6 +40,7 @@ import (
 // +kubebuilder:rbac:groups=etl.mlkube.io,resources=transformruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes;pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=objectstores,verbs=get;list;watch
 // +kubebuilder:rbac:urls=/v1/runs;/v1/runs/*,verbs=create
 
 // Defaults of the Reconciler's timing.
