@@ -67,7 +67,12 @@ func InstallMetricsServer(ctx context.Context, p Provider, logf func(string, ...
 
 // metricsServerObjects decodes metricsServerManifest, in the order its documents come.
 func metricsServerObjects() ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(metricsServerManifest), 4096)
+	return manifestObjects("metrics-server.yaml", metricsServerManifest)
+}
+
+// manifestObjects decodes the YAML documents of the manifest name, in order.
+func manifestObjects(name string, manifest []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
 	var objs []*unstructured.Unstructured
 	for {
 		u := &unstructured.Unstructured{}
@@ -76,7 +81,7 @@ func metricsServerObjects() ([]*unstructured.Unstructured, error) {
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("metrics-server.yaml: %w", err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if len(u.Object) > 0 {
 			objs = append(objs, u)
@@ -91,6 +96,11 @@ func applyMetricsServer(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	return applyObjects(ctx, cfg, "metrics-server", objs)
+}
+
+// applyObjects applies objs server-side, in order; what names them in errors.
+func applyObjects(ctx context.Context, cfg *rest.Config, what string, objs []*unstructured.Unstructured) error {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return err
@@ -98,7 +108,7 @@ func applyMetricsServer(ctx context.Context, cfg *rest.Config) error {
 	for _, u := range objs {
 		err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("mlkube-e2e"), client.ForceOwnership)
 		if err != nil {
-			return fmt.Errorf("applying metrics-server's %s %s: %w", u.GetKind(), u.GetName(), err)
+			return fmt.Errorf("applying %s's %s %s: %w", what, u.GetKind(), u.GetName(), err)
 		}
 	}
 	return nil

@@ -21,21 +21,27 @@ import (
 // does, and returns its base URL; the forward ends with the test.
 func forwardToAgent(t *testing.T, node string) string {
 	t.Helper()
+	return forwardTo(t, "mlkube-datapath", client.MatchingLabels{"app.kubernetes.io/component": "node-agent"}, client.MatchingFields{"spec.nodeName": node}, 8080)
+}
+
+// forwardTo port-forwards a local port to port of the one pod of namespace ns that the options
+// select, and returns its base URL; the forward ends with the test.
+func forwardTo(t *testing.T, ns string, selector client.MatchingLabels, fields client.MatchingFields, port int) string {
+	t.Helper()
 	var pods corev1.PodList
-	if err := k8s.List(context.Background(), &pods, client.InNamespace("mlkube-datapath"),
-		client.MatchingLabels{"app.kubernetes.io/component": "node-agent"}, client.MatchingFields{"spec.nodeName": node}); err != nil || len(pods.Items) != 1 {
-		t.Fatalf("the agent pod on %s: %d pods, %v", node, len(pods.Items), err)
+	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns), selector, fields); err != nil || len(pods.Items) != 1 {
+		t.Fatalf("the pod %v %v of namespace %s: %d pods, %v", selector, fields, ns, len(pods.Items), err)
 	}
 	transport, upgrader, err := spdy.RoundTripperFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := clientset.CoreV1().RESTClient().Post().Namespace("mlkube-datapath").Resource("pods").
+	u := clientset.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").
 		Name(pods.Items[0].Name).SubResource("portforward").URL()
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 	stop, ready := make(chan struct{}), make(chan struct{})
 	var errOut bytes.Buffer
-	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:8080"}, stop, ready, io.Discard, &errOut)
+	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, &errOut)
 	if err != nil {
 		t.Fatal(err)
 	}

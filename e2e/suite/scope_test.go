@@ -34,6 +34,7 @@ var scopes = map[string][]string{
 		"TestMxJobTrainsWithPyTorchOnItsDataset",              // gloo between nodes, each worker reading its node's agent
 		"TestHostileTenant",                                   // the agents' and the manager's bounds under the provider's network and cgroups (about 2 min)
 		"TestFQNInRestrictedNamespace",                        // the data.mlkube.io driver under the provider's kubelet and mount propagation
+		"TestTransformRunFromAnObjectStore",                   // the agents reaching a store through the provider's Services and DNS
 	},
 	// What an install changes: the manifests (RBAC, roles for users, webhook configuration, the
 	// manager's replicas and budget, the agent's DaemonSet) and images pulled by digest.

@@ -47,6 +47,18 @@ else
 fi
 $kubectl -n mlkube-system rollout status deploy/mlkube-manager --timeout=300s
 
+# The e2e clusters' S3 server (e2e/cluster/s3-server.yaml) is on the Service network, which the
+# agents refuse by default: allow its one address, as a cluster admin would for an in-cluster
+# store (docs/transforms.md#from-an-object-store).
+if s3ip=$($kubectl -n mlkube-e2e-s3 get service s3 -o jsonpath='{.spec.clusterIP}' 2>/dev/null) && [ -n "$s3ip" ]; then
+  flag="--object-store-allowed-cidrs=$s3ip/32"
+  if ! $kubectl -n mlkube-datapath get daemonset node-agent -o jsonpath='{.spec.template.spec.containers[0].args}' | grep -qF -e "$flag"; then
+    $kubectl -n mlkube-datapath patch daemonset node-agent --type json \
+      -p "[{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/args/-\",\"value\":\"$flag\"}]"
+  fi
+  $kubectl -n mlkube-datapath rollout status daemonset/node-agent --timeout=300s
+fi
+
 deadline=$(( $(date +%s) + WEBHOOK_DEADLINE ))
 tries=0
 until out=$($kubectl create --dry-run=server -o name -f manifests/webhook-probe.yaml 2>&1); do

@@ -264,6 +264,7 @@ func TestVersionsArePinned(t *testing.T) {
 	}{
 		"CoreDNS":        {"hack/build/coredns", "github.com/coredns/coredns", CoreDNSVersion},
 		"metrics-server": {"hack/build/metrics-server", "sigs.k8s.io/metrics-server", MetricsServerVersion},
+		"versitygw":      {"hack/build/versitygw", "github.com/versity/versitygw", VersityGWVersion},
 	} {
 		t.Run(name, func(t *testing.T) {
 			mod, err := os.ReadFile(filepath.Join(moduleRoot(t), tc.moddir, "go.mod"))

@@ -10,6 +10,11 @@ const CoreDNSVersion = "v1.14.6"
 // keeps the two the same.
 const MetricsServerVersion = "v0.9.0"
 
+// VersityGWVersion is the versitygw release `hack/build/pinned.sh versitygw` builds for the e2e
+// clusters' S3 server; it is pinned by hack/build/versitygw/go.mod, and TestVersionsArePinned keeps
+// the two the same.
+const VersityGWVersion = "v1.8.0"
+
 // The images the project builds. A new image is one more entry here and in All.
 var (
 	// Manager is the mlkube controller manager (webhook + reconcilers).
@@ -28,6 +33,13 @@ var (
 		Ref:    "mlkube/metrics-server:" + MetricsServerVersion,
 		Script: "hack/build/pinned.sh",
 		Args:   []string{"metrics-server"},
+	}
+	// S3Server is the S3 server of the e2e clusters (versitygw on an emptyDir), which TransformRuns
+	// read ObjectStores from; e2e/cluster deploys it on every provider.
+	S3Server = Spec{
+		Ref:    "mlkube/versitygw:" + VersityGWVersion,
+		Script: "hack/build/pinned.sh",
+		Args:   []string{"versitygw"},
 	}
 	// TestServer is the e2e suite's workload: it answers with its pod and node, and fetches or
 	// resolves on request, so a test can probe the cluster network from inside a pod.
@@ -84,6 +96,6 @@ var KindNodeNet = Spec{Ref: "mlkube/kind-nodenet:dev", Package: "./e2e/images/no
 
 // All lists every image `make images` builds.
 func All() []Spec {
-	return []Spec{Manager, Pause, CoreDNS, MetricsServer, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
+	return []Spec{Manager, Pause, CoreDNS, MetricsServer, S3Server, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
 		IOShim, RuntimePython311, NodeAgent, LoadGen, KindNodeNet, TorchTrainer}
 }

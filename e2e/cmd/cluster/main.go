@@ -64,6 +64,10 @@ func run(ctx context.Context, args []string) error {
 		if err := cluster.InstallMetricsServer(ctx, p, logf); err != nil {
 			return fmt.Errorf("metrics-server: %w", err)
 		}
+		// On every provider, so that TransformRuns read from an ObjectStore.
+		if err := cluster.InstallS3Server(ctx, p, logf); err != nil {
+			return fmt.Errorf("S3 server: %w", err)
+		}
 		fmt.Println(p.Kubeconfig())
 		return nil
 	case "down":

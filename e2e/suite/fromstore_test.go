@@ -1,0 +1,215 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/e2e/cluster"
+)
+
+// s3Admin is the e2e cluster's S3 server as its admin reaches it: through a port-forward, with
+// the root keys, which only the cluster admin may read.
+type s3Admin struct {
+	c                    *minio.Client
+	accessKey, secretKey string
+}
+
+func openS3(t *testing.T) *s3Admin {
+	t.Helper()
+	var keys corev1.Secret
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: cluster.S3Namespace, Name: cluster.S3KeysSecret}, &keys); err != nil {
+		t.Fatalf("the S3 server's keys (the cluster is brought up with it: e2e/cluster/s3server.go): %v", err)
+	}
+	base := forwardTo(t, cluster.S3Namespace, client.MatchingLabels{"app": "s3"}, nil, cluster.S3Port)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &s3Admin{accessKey: string(keys.Data["accessKeyID"]), secretKey: string(keys.Data["secretAccessKey"])}
+	s.c, err = minio.New(u.Host, &minio.Options{Creds: credentials.NewStaticV4(s.accessKey, s.secretKey, ""), Region: cluster.S3Region, BucketLookup: minio.BucketLookupPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// bucket makes a bucket named for the test's namespace, removed with its objects when the test
+// ends.
+func (s *s3Admin) bucket(t *testing.T, ns string) string {
+	t.Helper()
+	sum := sha256.Sum256([]byte(ns))
+	name := "e2e-" + hex.EncodeToString(sum[:8])
+	ctx := context.Background()
+	if err := s.c.MakeBucket(ctx, name, minio.MakeBucketOptions{Region: cluster.S3Region}); err != nil {
+		t.Fatalf("making bucket %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		for o := range s.c.ListObjects(ctx, name, minio.ListObjectsOptions{Recursive: true}) {
+			if o.Err == nil {
+				_ = s.c.RemoveObject(ctx, name, o.Key, minio.RemoveObjectOptions{}) // best effort: the server's emptyDir goes with the cluster
+			}
+		}
+		_ = s.c.RemoveBucket(ctx, name)
+	})
+	return name
+}
+
+// put writes files under prefix of bucket, 16 at once.
+func (s *s3Admin) put(t *testing.T, bucket, prefix string, files map[string][]byte) {
+	t.Helper()
+	var g errgroup.Group
+	g.SetLimit(16)
+	for name, data := range files {
+		g.Go(func() error {
+			_, err := s.c.PutObject(context.Background(), bucket, prefix+name, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatalf("putting %d objects into %s: %v", len(files), bucket, err)
+	}
+}
+
+// storeYAMLFor is the ObjectStore name of the e2e cluster's S3 server at endpoint, bucket bucket.
+func storeYAMLFor(name, endpoint, bucket string) string {
+	return fmt.Sprintf("apiVersion: etl.mlkube.io/v1alpha1\nkind: ObjectStore\nmetadata:\n  name: %s\nspec:\n  endpoint: %s\n  bucket: %s\n---\n", name, endpoint, bucket)
+}
+
+// runFromStoreYAML is a TransformRun of md5 over the objects under images/ of store into prefix
+// dst of the node tier.
+func runFromStoreYAML(name, store, dst string) string {
+	return fmt.Sprintf(`apiVersion: etl.mlkube.io/v1alpha1
+kind: TransformRun
+metadata:
+  name: %s
+spec:
+  transform: md5
+  source: {store: %s, prefix: images}
+  destination: {prefix: %s}
+  workersPerNode: 8
+---
+`, name, store, dst)
+}
+
+// TestTransformRunFromAnObjectStore: erin, with only edit in a namespace that enforces the
+// restricted Pod Security Standard, keeps her store's keys in the Secret mlkube-object-stores,
+// declares the cluster's S3 server's bucket as an ObjectStore and runs an md5 Transform over the
+// 1,000 objects the test put in it. Every node's agent fetches its share straight from the
+// store: the results land spread over the nodes, each where the node tier places it, and each is
+// the md5 of its object. Keys the store refuses, a bucket that does not exist and an endpoint
+// that cannot be reached each fail a run with a reason naming the ObjectStore and what to do;
+// the secret key appears in no status, event or log of mlkube's.
+func TestTransformRunFromAnObjectStore(t *testing.T) {
+	admin := newShell(t)
+	nodes := readyNodes(t)
+	ns := onboard(t, "erin")
+	erin := admin.as("erin")
+	s3 := openS3(t)
+	bucket := s3.bucket(t, ns)
+	rng := rand.New(rand.NewPCG(27, 1000))
+	images := map[string][]byte{}
+	for i := range 1000 {
+		images[fmt.Sprintf("%02d/%04d.bin", i%10, i)] = randomBytes(rng, 1+rng.IntN(8192))
+	}
+	s3.put(t, bucket, "images/", images)
+
+	// Her keys: the server's, for the stores raw, nobucket and nowhere; wrong ones for wrongkeys.
+	var env strings.Builder
+	for _, store := range []string{"raw", "nobucket", "nowhere"} {
+		fmt.Fprintf(&env, "%s.accessKeyID=%s\n%s.secretAccessKey=%s\n", store, s3.accessKey, store, s3.secretKey)
+	}
+	wrongSecret := "wrong-" + s3.secretKey[:20]
+	fmt.Fprintf(&env, "wrongkeys.accessKeyID=%s\nwrongkeys.secretAccessKey=%s\n", s3.accessKey, wrongSecret)
+	erin.file("keys.env", env.String())
+	erin.do(ns, "create secret generic mlkube-object-stores --from-env-file=keys.env", "secret/mlkube-object-stores created")
+	erin.file("stores.yaml", storeYAMLFor("raw", cluster.S3Endpoint, bucket)+storeYAMLFor("wrongkeys", cluster.S3Endpoint, bucket)+
+		storeYAMLFor("nobucket", cluster.S3Endpoint, bucket+"-missing")+
+		storeYAMLFor("nowhere", strings.Replace(cluster.S3Endpoint, "s3.", "nowhere.", 1), bucket))
+	erin.do(ns, "apply --filename=stores.yaml", "objectstore.etl.mlkube.io/raw created")
+
+	erin.file("pod.yaml", restrictedMD5Pod)
+	erin.do(ns, "etl init spec -f pod.yaml --name md5", "transform.etl.mlkube.io/md5 created")
+	erin.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/md5 --timeout=3m", "condition met")
+
+	erin.file("run.yaml", runFromStoreYAML("from-store", "raw", "out"))
+	erin.do(ns, "apply --filename=run.yaml", "transformrun.etl.mlkube.io/from-store created")
+	run := &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "from-store", Namespace: ns}}
+	got := waitRun(t, run, v1alpha1.RunSucceeded)
+	if got.Status.Totals.DoneObjects != 1000 || got.Status.Totals.FailedObjects != 0 || len(got.Status.Nodes) != len(nodes) {
+		t.Errorf("the run from the store: totals %+v on %d nodes; want 1000 done on all %d", got.Status.Totals, len(got.Status.Nodes), len(nodes))
+	}
+	digests := map[string][]byte{}
+	for name, data := range images {
+		digests[name] = []byte(md5hex(data))
+	}
+	var list wire.ObjectList
+	if raw := erin.do(ns, "etl ls out/ --recursive -o json"); json.Unmarshal([]byte(raw), &list) != nil {
+		t.Fatalf("kubectl etl ls out/ --recursive -o json: %.500s", raw)
+	}
+	for i := range list.Items { // the run's error manifest is written only on errors
+		if strings.HasPrefix(list.Items[i].Name, "out/mlkube-errors-") {
+			t.Errorf("the run wrote an error manifest %s", list.Items[i].Name)
+		}
+	}
+	wantSpread(t, list, "out/", digests, nodes)
+	erin.do(ns, "etl cp etl:out/ ./out")
+	sameFiles(t, "./out after kubectl etl cp etl:out/ ./out, against the md5 of each object of the bucket", erin.readTree("out"), digests)
+
+	// Each store that cannot be used fails its run, saying why.
+	for store, want := range map[string]string{
+		"wrongkeys": "ObjectStore wrongkeys (bucket " + bucket + " at " + cluster.S3Endpoint + "): the store refused its keys (SignatureDoesNotMatch): check the keys the ObjectStore names in the Secret mlkube-object-stores",
+		"nobucket":  "ObjectStore nobucket (bucket " + bucket + "-missing at " + cluster.S3Endpoint + "): the bucket does not exist: create it, or fix spec.bucket",
+		"nowhere":   "ObjectStore nowhere (bucket " + bucket + " at " + strings.Replace(cluster.S3Endpoint, "s3.", "nowhere.", 1) + "): the endpoint cannot be reached",
+	} {
+		erin.file(store+".yaml", runFromStoreYAML("from-"+store, store, "out-"+store))
+		erin.do(ns, "apply --filename="+store+".yaml", "transformrun.etl.mlkube.io/from-"+store+" created")
+		r := waitRun(t, &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "from-" + store, Namespace: ns}}, v1alpha1.RunFailed)
+		if msgs := runMessages(r); !strings.Contains(msgs, want) {
+			t.Errorf("the run from %s failed with %s; want %q", store, msgs, want)
+		}
+	}
+
+	// The secret keys are nowhere mlkube writes: runs' status, the namespace's events, the
+	// manager's and the agents' logs.
+	secrets := []string{s3.secretKey, wrongSecret}
+	var where []string
+	where = append(where, "the runs' status:\n"+erin.do(ns, "get transformruns -o json"))
+	where = append(where, "the namespace's events:\n"+erin.do(ns, "get events -o json"))
+	for _, sel := range []struct{ ns, component string }{{"mlkube-system", "manager"}, {"mlkube-datapath", "node-agent"}} {
+		pods, err := clientset.CoreV1().Pods(sel.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=" + sel.component})
+		if err != nil || len(pods.Items) == 0 {
+			t.Fatalf("pods of %s in %s: %d, %v", sel.component, sel.ns, len(pods.Items), err)
+		}
+		for _, p := range pods.Items {
+			logs, err := clientset.CoreV1().Pods(sel.ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: sel.component}).DoRaw(context.Background())
+			if err != nil {
+				t.Fatalf("logs of %s/%s: %v", sel.ns, p.Name, err)
+			}
+			where = append(where, "the logs of "+sel.ns+"/"+p.Name+":\n"+string(logs))
+		}
+	}
+	for _, text := range where {
+		for _, secret := range secrets {
+			if strings.Contains(text, secret) {
+				t.Errorf("a secret key is in %s", strings.SplitN(text, "\n", 2)[0])
+			}
+		}
+	}
+}
