@@ -40,18 +40,7 @@ const MetricsServerDeadline = 3 * time.Minute
 // answers for every node, or with an error saying what was last seen and where to look.
 func InstallMetricsServer(ctx context.Context, p Provider, logf func(string, ...any)) error {
 	began := time.Now()
-	b, err := images.RepoBuilder()
-	if err != nil {
-		return err
-	}
-	tarball, err := b.Build(ctx, images.MetricsServer)
-	if err != nil {
-		return err
-	}
-	if err := p.LoadImages(ctx, []string{tarball}); err != nil {
-		return fmt.Errorf("loading %s: %w", images.MetricsServer.Ref, err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", p.Kubeconfig())
+	cfg, err := loadImage(ctx, p, images.MetricsServer)
 	if err != nil {
 		return err
 	}
@@ -221,4 +210,21 @@ func nodesWithoutMetrics(nodes []corev1.Node, metrics []metricsv1beta1.NodeMetri
 	}
 	slices.Sort(missing)
 	return missing
+}
+
+// loadImage builds spec's image (cached by its inputs), loads it into every node of p and returns
+// the cluster's client configuration.
+func loadImage(ctx context.Context, p Provider, spec images.Spec) (*rest.Config, error) {
+	b, err := images.RepoBuilder()
+	if err != nil {
+		return nil, err
+	}
+	tarball, err := b.Build(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.LoadImages(ctx, []string{tarball}); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", spec.Ref, err)
+	}
+	return clientcmd.BuildConfigFromFlags("", p.Kubeconfig())
 }

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mlkube/mlkube/internal/images"
 )
@@ -45,18 +44,7 @@ const S3ServerDeadline = 2 * time.Minute
 // answers through its Service, as the API server's proxy reaches it.
 func InstallS3Server(ctx context.Context, p Provider, logf func(string, ...any)) error {
 	began := time.Now()
-	b, err := images.RepoBuilder()
-	if err != nil {
-		return err
-	}
-	tarball, err := b.Build(ctx, images.S3Server)
-	if err != nil {
-		return err
-	}
-	if err := p.LoadImages(ctx, []string{tarball}); err != nil {
-		return fmt.Errorf("loading %s: %w", images.S3Server.Ref, err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", p.Kubeconfig())
+	cfg, err := loadImage(ctx, p, images.S3Server)
 	if err != nil {
 		return err
 	}
