@@ -42,6 +42,8 @@ type NodeRunSpec struct {
 	// SourceStore is source.store's ObjectStore as the manager read it; nil for a source in the
 	// node tier. Its keys are not in it: the agent reads them itself.
 	SourceStore *RunStore `json:"sourceStore,omitempty"`
+	// DestinationStore is destination.store's ObjectStore, as SourceStore; nil for the node tier.
+	DestinationStore *RunStore `json:"destinationStore,omitempty"`
 	// Nodes are the run's nodes. A store's objects are shared among them as the node tier places
 	// their results (package placement), so each node fetches the results it will hold.
 	Nodes []string `json:"nodes,omitempty"`
@@ -77,3 +79,13 @@ func JournalDir(dst, uid string) string { return dst + "/.mlkube-run-" + uid }
 // ErrorManifest is the JSON lines file (one etlv1alpha1.ObjectError a line) each node writes
 // under the destination prefix with every failed object of run uid when its share ends.
 func ErrorManifest(uid string) string { return "mlkube-errors-" + uid + ".jsonl" }
+
+// StoreErrorManifest is ErrorManifest under a destination in an ObjectStore, which all the nodes
+// share: each node's is named for it.
+func StoreErrorManifest(uid, node string) string {
+	return "mlkube-errors-" + uid + "-" + node + ".jsonl"
+}
+
+// StoreJournalDir is the directory of the namespace's data on each node that holds the journal of
+// run uid when its destination is an ObjectStore.
+func StoreJournalDir(uid string) string { return ".mlkube-runs/" + uid }

@@ -74,18 +74,26 @@ func needs(ns string, spec *v1alpha1.TransformRunSpec) []need {
 		src = src.Child("template")
 	}
 	if store := spec.Source.Store; store != "" {
-		// The agents read the store with the namespace's keys: its creator must be able to.
-		p := specPath.Child("source", "store")
-		out = append(out,
-			need{p, access.Request{Verb: "get", Namespace: ns, Resource: "objectstores", Name: store}, roleEdit},
-			need{p, access.Request{Verb: "get", Namespace: ns, Resource: "secrets", Name: v1alpha1.ObjectStoreSecretName, Core: true}, roleEdit})
+		out = append(out, storeNeeds(ns, specPath.Child("source", "store"), store)...)
 	} else {
 		out = append(out, need{src, objects("get"), roleViewer})
 		if spec.Source.Prefix != "" {
 			out = append(out, need{src, objects("list"), roleViewer})
 		}
 	}
+	if store := spec.Destination.Store; store != "" {
+		return append(out, storeNeeds(ns, specPath.Child("destination", "store"), store)...)
+	}
 	return append(out, need{specPath.Child("destination", "prefix"), objects("create"), roleUser})
+}
+
+// storeNeeds are the rights a run that reads or writes ObjectStore store asks of its creator: the
+// agents use the store with the namespace's keys, so its creator must be able to read both.
+func storeNeeds(ns string, p *field.Path, store string) []need {
+	return []need{
+		{p, access.Request{Verb: "get", Namespace: ns, Resource: "objectstores", Name: store}, roleEdit},
+		{p, access.Request{Verb: "get", Namespace: ns, Resource: "secrets", Name: v1alpha1.ObjectStoreSecretName, Core: true}, roleEdit},
+	}
 }
 
 // CreatorAccess refuses a new run whose creator may not do by hand what the run would do for

@@ -85,6 +85,13 @@ func TestCreatorNeedsEveryRightTheRunUses(t *testing.T) {
 			edit: func(s *spec) { s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"} },
 			held: []string{"use transforms md5", "get secrets mlkube-object-stores", "create objects"},
 			want: []string{"spec.source.store: " + forbidden}, wantText: []string{"alice may not get objectstores.etl.mlkube.io raw in namespace team-a"}},
+		"a store destination needs its ObjectStore and its keys, no objects of the node tier": {
+			edit: func(s *spec) { s.Destination = v1alpha1.RunDestination{Store: "processed", Prefix: "out"} },
+			held: []string{"use transforms md5", "get objects", "list objects", "get objectstores processed", "get secrets mlkube-object-stores"}},
+		"a store destination without its ObjectStore": {
+			edit: func(s *spec) { s.Destination = v1alpha1.RunDestination{Store: "processed", Prefix: "out"} },
+			held: []string{"use transforms md5", "get objects", "list objects", "create objects", "get secrets mlkube-object-stores"},
+			want: []string{"spec.destination.store: " + forbidden}, wantText: []string{"may not get objectstores.etl.mlkube.io processed"}},
 		"only create transformruns": {edit: pipeline,
 			want: []string{"spec.transform: " + forbidden, "spec.transform: " + forbidden, "spec.source.prefix: " + forbidden,
 				"spec.source.prefix: " + forbidden, "spec.destination.prefix: " + forbidden}},

@@ -25,10 +25,13 @@ var (
 // clear of the source: results inside it would be read as input.
 func validateSource(src v1alpha1.RunSource, dst v1alpha1.RunDestination) field.ErrorList {
 	errs := fieldcheck.DataDir(dstPath.Child("prefix"), dst.Prefix)
-	// Objects of a store are not in the node tier: no name of the source can be a result.
-	dstOK := len(errs) == 0 && src.Store == ""
+	// Results can be read as input only within one tier: the node tier, or one ObjectStore.
+	dstOK := len(errs) == 0 && src.Store == dst.Store
 	if src.Store != "" {
 		errs = append(errs, fieldcheck.ObjectName(sourcePath.Child("store"), src.Store, "ObjectStore")...)
+	}
+	if dst.Store != "" {
+		errs = append(errs, fieldcheck.ObjectName(dstPath.Child("store"), dst.Store, "ObjectStore")...)
 	}
 	var set []string
 	if src.Prefix != "" {

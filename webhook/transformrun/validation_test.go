@@ -66,6 +66,17 @@ func TestValidateCreate(t *testing.T) {
 		"store source of objects in the destination's name": {r: run(func(s *spec) {
 			s.Source = v1alpha1.RunSource{Store: "raw", Objects: []string{"out/a"}, Template: ""}
 		})},
+		"store to store": {r: run(func(s *spec) {
+			s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"}
+			s.Destination = v1alpha1.RunDestination{Store: "processed", Prefix: "images"}
+		})},
+		"node tier to a store, same prefix": {r: run(func(s *spec) { s.Destination = v1alpha1.RunDestination{Store: "processed", Prefix: "raw"} })},
+		"one store, overlapping prefixes": {r: run(func(s *spec) {
+			s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"}
+			s.Destination = v1alpha1.RunDestination{Store: "raw", Prefix: "images/out"}
+		}), want: []string{"spec.destination.prefix: " + invalid}},
+		"destination store that names no ObjectStore": {r: run(func(s *spec) { s.Destination.Store = "-bad" }),
+			want: []string{"spec.destination.store: " + invalid}},
 		"store that names no ObjectStore": {r: run(func(s *spec) { s.Source.Store = "Raw_Bucket" }),
 			want: []string{"spec.source.store: " + invalid}},
 		"everything set": {r: run(func(s *spec) {

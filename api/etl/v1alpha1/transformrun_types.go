@@ -144,10 +144,18 @@ type RunSource struct {
 	Extension string `json:"extension,omitempty"`
 }
 
-// RunDestination is where results are written.
+// RunDestination is where results are written: the namespace's data on the nodes, or an
+// ObjectStore's bucket.
 type RunDestination struct {
-	// prefix is a directory of the namespace's data; each result goes to the object's name
-	// under it (for a prefix source, its name relative to the source's prefix).
+	// store names an ObjectStore of the run's namespace to write the results to, each with one
+	// PUT (a multipart upload past 16 MiB, visible only once complete), under prefix as a key
+	// prefix. Unset: the namespace's data on each node.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Store string `json:"store,omitempty"`
+	// prefix is a directory of the namespace's data, or with store a key prefix of its bucket;
+	// each result goes to the object's name under it (for a prefix source, its name relative to
+	// the source's prefix).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Prefix string `json:"prefix"`
