@@ -35,8 +35,9 @@ func (a *Agents) token() (string, error) {
 }
 
 // nodeRunSpec is the share every chosen node gets: the run's spec, its UID keying the journal,
-// the run's nodes, and the ObjectStore of a source in one (store, read by the caller).
-func nodeRunSpec(run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, store *v1alpha1.ObjectStore) wire.NodeRunSpec {
+// the run's nodes, and the ObjectStores of a source and a destination in one (src, dst, read by
+// the caller).
+func nodeRunSpec(run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, src, dst *v1alpha1.ObjectStore) wire.NodeRunSpec {
 	spec := wire.NodeRunSpec{
 		UID: string(run.UID), Pipeline: run.Spec.Transform, Args: run.Spec.Args,
 		Source: run.Spec.Source, Destination: run.Spec.Destination,
@@ -44,11 +45,14 @@ func nodeRunSpec(run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, sto
 		DryRun:  run.Spec.DryRun, Check: run.Spec.Check,
 		ContinueOnError: run.Spec.ContinueOnError, Overwrite: run.Spec.Overwrite,
 	}
-	if store != nil {
-		spec.SourceStore = &wire.RunStore{Name: store.Name, Spec: store.Spec}
+	if src != nil {
+		spec.SourceStore = &wire.RunStore{Name: src.Name, Spec: src.Spec}
 		for _, n := range nodes {
 			spec.Nodes = append(spec.Nodes, n.Node)
 		}
+	}
+	if dst != nil {
+		spec.DestinationStore = &wire.RunStore{Name: dst.Name, Spec: dst.Spec}
 	}
 	return spec
 }

@@ -111,21 +111,33 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 	return nodes, fresh
 }
 
-// shareSpec is the share every node's PUT carries. A source store that cannot be read gives the
+// shareSpec is the share every node's PUT carries. A store that cannot be read gives the
 // observation every share gets instead: one that does not exist fails the run.
 func (r *Reconciler) shareSpec(ctx context.Context, run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus) (wire.NodeRunSpec, *observation) {
-	name := run.Spec.Source.Store
+	src, obs := r.store(ctx, run.Namespace, "spec.source.store", run.Spec.Source.Store)
+	if obs != nil {
+		return wire.NodeRunSpec{}, obs
+	}
+	dst, obs := r.store(ctx, run.Namespace, "spec.destination.store", run.Spec.Destination.Store)
+	if obs != nil {
+		return wire.NodeRunSpec{}, obs
+	}
+	return nodeRunSpec(run, nodes, src, dst), nil
+}
+
+// store reads the ObjectStore name of namespace ns that field names; none when name is empty.
+func (r *Reconciler) store(ctx context.Context, ns, field, name string) (*v1alpha1.ObjectStore, *observation) {
 	if name == "" {
-		return nodeRunSpec(run, nodes, nil), nil
+		return nil, nil
 	}
 	var store v1alpha1.ObjectStore
-	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &store)
+	err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &store)
 	switch {
 	case apierrors.IsNotFound(err):
-		return wire.NodeRunSpec{}, &observation{refused: fmt.Errorf(
-			"spec.source.store names ObjectStore %s, which namespace %s does not have; create it, or start a run from another store", name, run.Namespace)}
+		return nil, &observation{refused: fmt.Errorf(
+			"%s names ObjectStore %s, which namespace %s does not have; create it, or start a run with another store", field, name, ns)}
 	case err != nil:
-		return wire.NodeRunSpec{}, &observation{err: fmt.Errorf("reading ObjectStore %s: %w", name, err)}
+		return nil, &observation{err: fmt.Errorf("reading ObjectStore %s: %w", name, err)}
 	}
-	return nodeRunSpec(run, nodes, &store), nil
+	return &store, nil
 }

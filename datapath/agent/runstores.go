@@ -79,6 +79,21 @@ func (s runStore) Get(ctx context.Context, key string) (io.ReadCloser, int64, er
 	return body, size, nil
 }
 
+func (s runStore) Exists(ctx context.Context, key string) (bool, error) {
+	ok, err := s.c.Exists(ctx, key)
+	if err != nil {
+		return false, status.With(http.StatusBadGateway, err)
+	}
+	return ok, nil
+}
+
+func (s runStore) Put(ctx context.Context, key string, r io.Reader) error {
+	if err := s.c.Put(ctx, key, r, -1); err != nil {
+		return status.With(http.StatusBadGateway, err)
+	}
+	return nil
+}
+
 // SecretsOf reads the store keys through the API server, one Secret by name.
 func SecretsOf(secrets corev1client.SecretsGetter) StoreSecrets {
 	return func(ctx context.Context, ns string) (map[string][]byte, error) {

@@ -195,3 +195,118 @@ func TestNodeRunFromObjectStoreFailures(t *testing.T) {
 		}
 	})
 }
+
+// storeObjects reads every object under prefix of bucket: key → content.
+func storeObjects(t *testing.T, admin *minio.Client, bucket, prefix string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	for o := range admin.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		r, err := admin.GetObject(ctx, bucket, o.Key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if _, err := b.ReadFrom(r); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		out[o.Key] = b.String()
+	}
+	return out
+}
+
+// withDestinationStore makes spec write to bucket of the server under prefix, as the ObjectStore
+// processed.
+func withDestinationStore(spec wire.NodeRunSpec, endpoint, bucket, prefix string) wire.NodeRunSpec {
+	spec.Destination = etlv1alpha1.RunDestination{Store: "processed", Prefix: prefix}
+	s := storeRun("", endpoint, bucket).SourceStore
+	spec.DestinationStore = &wire.RunStore{Name: "processed", Spec: s.Spec}
+	return spec
+}
+
+// TestNodeRunIntoObjectStore: results go up to a bucket, from a bucket (the two nodes splitting
+// its objects, a result larger than a multipart part among them) and from the node tier; an
+// existing result is refused without overwrite, each node's error manifest goes up next to the
+// results, and a resumed share skips what it put.
+func TestNodeRunIntoObjectStore(t *testing.T) {
+	srv := s3test.Start(t)
+	admin := srv.Bucket(t, "raw")
+	srv.Bucket(t, "processed")
+	secret := storeKeys(srv)
+	secret["processed.accessKeyID"], secret["processed.secretAccessKey"] = secret["raw.accessKeyID"], secret["raw.secretAccessKey"]
+	want := map[string]string{}
+	for i := range 40 {
+		key := fmt.Sprintf("images/%03d.jpg", i)
+		size := 1 + i*311
+		if i == 7 {
+			size = 16<<20 + 4321 // past objectstore.PartSize: a multipart upload
+		}
+		data := bytes.Repeat([]byte{byte('a' + i%26)}, size)
+		putStoreObject(t, admin, "raw", key, data)
+		want["out/"+strings.TrimPrefix(key, "images/")] = string(data) + "|t:"
+	}
+
+	t.Run("store to store", func(t *testing.T) {
+		var done int64
+		for _, node := range storeNodes {
+			e := storeEnv(t, node, secret)
+			e.addTransform("t", etlv1alpha1.CommWS, "", tag("t"))
+			s := e.runToEnd("to-store", withDestinationStore(storeRun("t", srv.Endpoint, "raw"), srv.Endpoint, "processed", "out"))
+			if s.Phase != etlv1alpha1.RunSucceeded || s.FailedObjects != 0 {
+				t.Fatalf("node %s: %s %q, counts %+v", node, s.Phase, s.Message, s.RunCounts)
+			}
+			done += s.DoneObjects
+			if e.exists("out") {
+				t.Errorf("node %s wrote results into the node tier", node)
+			}
+		}
+		got := storeObjects(t, admin, "processed", "out/")
+		if len(got) != len(want) || done != int64(len(want)) {
+			t.Errorf("%d results in the bucket, %d objects done; want %d each", len(got), done, len(want))
+		}
+		for key, content := range want {
+			if got[key] != content {
+				t.Errorf("%s: %d bytes %.20q; want %d bytes %.20q", key, len(got[key]), got[key], len(content), content)
+			}
+		}
+	})
+
+	t.Run("node tier to store, resumed, refusing what exists", func(t *testing.T) {
+		e := storeEnv(t, testNode, secret)
+		e.addTransform("t", etlv1alpha1.CommHPush, "", tag("t"))
+		names := e.dataset(12)
+		putStoreObject(t, admin, "processed", "up/"+strings.TrimPrefix(names[1], "raw/"), []byte("already there"))
+		spec := withDestinationStore(prefixRun("t", 2), srv.Endpoint, "processed", "up")
+		spec.ContinueOnError = true
+		s := e.runToEnd("up", spec)
+		if s.Phase != etlv1alpha1.RunFailed || s.DoneObjects != 11 || s.FailedObjects != 1 || len(s.Errors) != 1 ||
+			s.Errors[0].StatusCode != 409 || !strings.Contains(s.Errors[0].Message, "exists; set overwrite to replace it") {
+			t.Fatalf("%s %q, counts %+v, errors %+v; want 11 done and the existing result refused with 409", s.Phase, s.Message, s.RunCounts, s.Errors)
+		}
+		got := storeObjects(t, admin, "processed", "up/")
+		for _, name := range names {
+			key := "up/" + strings.TrimPrefix(name, "raw/")
+			if wantContent := "object " + name + "|t:"; name != names[1] && got[key] != wantContent {
+				t.Errorf("%s = %q, want %q", key, got[key], wantContent)
+			}
+		}
+		if got["up/"+strings.TrimPrefix(names[1], "raw/")] != "already there" {
+			t.Error("the existing result was replaced without overwrite")
+		}
+		manifest := "up/" + wire.StoreErrorManifest(testUID, testNode)
+		if !strings.Contains(got[manifest], names[1]) || !strings.Contains(got[manifest], `"statusCode":409`) {
+			t.Errorf("error manifest %s: %q; want the refused object with 409", manifest, got[manifest])
+		}
+
+		// Another attempt of the same run (its UID: the journal's key) skips what the journal
+		// says went up, as an agent restarted half-way does.
+		resumed := e.runToEnd("up-again", spec)
+		if resumed.SkippedObjects != 11 {
+			t.Errorf("resumed attempt: counts %+v; want the 11 objects put by the first one skipped", resumed.RunCounts)
+		}
+	})
+}

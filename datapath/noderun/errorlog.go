@@ -1,6 +1,7 @@
 package noderun
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,9 @@ type errorLog struct {
 	ns       string
 	results  Results
 	tmp, dst string
+	// deliver puts the manifest, complete at tmp, in its place: place,
+	// or an upload to an ObjectStore.
+	deliver func() error
 
 	mu  sync.Mutex
 	f   *os.File
@@ -36,6 +40,7 @@ const errorLogFile = "errors.jsonl"
 // redone, so their records go.
 func openErrorLog(root *os.Root, ns string, results Results, journalDir, dst, uid string) (*errorLog, error) {
 	l := &errorLog{root: root, ns: ns, results: results, tmp: path.Join(journalDir, errorLogFile), dst: path.Join(dst, wire.ErrorManifest(uid))}
+	l.deliver = l.place
 	var err error
 	l.f, err = root.OpenFile(l.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	return l, err
@@ -54,13 +59,32 @@ func (l *errorLog) add(e etlv1alpha1.ObjectError) {
 }
 
 // place renames the manifest into the destination, within the namespace's
-// quota on the node (Results.Place).
+// quota on the node (Results.Place), durably.
 func (l *errorLog) place() error {
 	fi, err := l.root.Stat(l.tmp)
 	if err != nil {
 		return err
 	}
-	return l.results.Place(l.root, l.ns, l.dst, fi.Size(), func() error { return l.root.Rename(l.tmp, l.dst) })
+	if err := l.results.Place(l.root, l.ns, l.dst, fi.Size(), func() error { return l.root.Rename(l.tmp, l.dst) }); err != nil {
+		return err
+	}
+	return durable.SyncDir(l.root, path.Dir(l.dst))
+}
+
+// uploadTo makes the manifest go to key of store when the share ends.
+func (l *errorLog) uploadTo(ctx context.Context, store Store, key string) {
+	l.dst = key
+	l.deliver = func() error {
+		f, err := l.root.Open(l.tmp)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := store.Put(ctx, key, f); err != nil {
+			return err
+		}
+		return l.root.Remove(l.tmp)
+	}
 }
 
 // finish puts the manifest in place when there were failures and reports
@@ -74,9 +98,7 @@ func (l *errorLog) finish() (bool, error) {
 	}
 	err = errors.Join(err, l.f.Close())
 	if err == nil && l.n > 0 {
-		if err = l.place(); err == nil {
-			err = durable.SyncDir(l.root, path.Dir(l.dst))
-		}
+		err = l.deliver()
 	}
 	if err == nil && l.n == 0 {
 		err = l.root.Remove(l.tmp)

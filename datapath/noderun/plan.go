@@ -29,9 +29,10 @@ type Plan struct {
 	srcPrefix string
 	objects   wire.Objects
 	dst       string
-	// store is the ObjectStore the source's objects are read from; nil:
-	// the namespace's data on this node.
-	store *wire.RunStore
+	// store is the ObjectStore the source's objects are read from, and
+	// dstStore the one results are written to; nil: the namespace's data
+	// on this node.
+	store, dstStore *wire.RunStore
 }
 
 // Plan checks the spec the manager sent for run key and returns its plan.
@@ -71,9 +72,19 @@ func (rs *Runs) Plan(key Key, spec wire.NodeRunSpec) (Plan, error) {
 	return p, err
 }
 
-// planStore checks the ObjectStore of a source in a store, and the run's
-// nodes, among which this node's share is picked.
+// planStore checks the ObjectStores of a source and a destination in
+// one, and the run's nodes, among which the share of a store's objects is
+// picked.
 func (p *Plan) planStore(cfg Config, spec wire.NodeRunSpec) error {
+	switch {
+	case spec.Destination.Store != "" && (spec.DestinationStore == nil || spec.DestinationStore.Name != spec.Destination.Store):
+		return fmt.Errorf("destination.store %q: the spec carries no ObjectStore of that name in destinationStore", spec.Destination.Store)
+	case spec.Destination.Store == "" && spec.DestinationStore != nil:
+		return errors.New("destinationStore: the spec's destination names no store")
+	case spec.DestinationStore != nil && cfg.Stores == nil:
+		return errors.New("destination.store: this agent writes to no object stores")
+	}
+	p.dstStore = spec.DestinationStore
 	switch {
 	case spec.Source.Store == "" && spec.SourceStore == nil:
 		return nil

@@ -44,9 +44,10 @@ type Run struct {
 	root *os.Root
 	data *dataroot.Namespace
 	files
-	// src is the store of a source in one, open once the feeding began;
-	// nil for the namespace's data on this node.
-	src Store
+	// src and dst are the stores of a source and a destination in one,
+	// open once the feeding began; nil for the namespace's data on this
+	// node.
+	src, dst Store
 
 	// ctx ends when the agent closes: objects in flight are abandoned
 	// (and redone by the next attempt). stop ends the feeding of objects:
@@ -116,9 +117,9 @@ func (rs *Runs) newRun(key Key, plan Plan, pipeline Pipeline) (*Run, error) {
 		stop: make(chan struct{}), done: make(chan struct{}), phase: etlv1alpha1.RunRunning,
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	if plan.store != nil {
-		// Objects of a store come to this node whether or not the
-		// namespace has data on it yet.
+	if plan.store != nil || plan.dstStore != nil {
+		// Objects of a store come to this node, and a store's journal is
+		// kept on it, whether or not the namespace has data on it yet.
 		if err := rs.cfg.Root.Mkdir(key.Namespace, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, durable.StorageError(key.Namespace, err)
 		}
@@ -145,6 +146,9 @@ func (rs *Runs) newRun(key Key, plan Plan, pipeline Pipeline) (*Run, error) {
 
 func (r *Run) openFiles() error {
 	uid, dst := r.plan.spec.UID, r.plan.dst
+	if r.plan.dstStore != nil {
+		return r.openStoreFiles()
+	}
 	if r.plan.srcPrefix != "" && r.plan.store == nil {
 		if err := checkOverlap(r.root, r.plan.srcPrefix, dst); err != nil {
 			return err
@@ -170,6 +174,53 @@ func (r *Run) openFiles() error {
 	}
 	return nil
 }
+
+// openStoreFiles opens the journal and the error log of a share whose
+// destination is an ObjectStore, in the namespace's data on this node
+// (wire.StoreJournalDir). Nothing is locked: results go up whole, each
+// with one PUT, and a store has no directory to share.
+func (r *Run) openStoreFiles() error {
+	dir := wire.StoreJournalDir(r.plan.spec.UID)
+	j, _, err := openJournal(r.root, dir)
+	if err != nil {
+		return durable.StorageError(dir, err)
+	}
+	r.journal = j
+	if r.errs, err = openErrorLog(r.root, r.key.Namespace, r.rs.cfg.Results, dir, r.plan.dst, r.plan.spec.UID); err != nil {
+		return durable.StorageError(dir, err)
+	}
+	return nil
+}
+
+// openStores opens the stores of the source and the destination: an
+// error says why one cannot be used (keys refused, no bucket, endpoint
+// unreachable) and ends the share.
+func (r *Run) openStores() error {
+	var err error
+	if p := r.plan.store; p != nil {
+		if r.src, err = r.rs.cfg.Stores.Open(r.ctx, r.key.Namespace, *p); err != nil {
+			return &storeError{"the source", err}
+		}
+	}
+	if p := r.plan.dstStore; p != nil {
+		if r.dst, err = r.rs.cfg.Stores.Open(r.ctx, r.key.Namespace, *p); err != nil {
+			return &storeError{"the destination", err}
+		}
+		if r.errs != nil {
+			r.errs.uploadTo(r.ctx, r.dst, r.plan.dst+"/"+wire.StoreErrorManifest(r.plan.spec.UID, r.rs.cfg.Node))
+		}
+	}
+	return nil
+}
+
+// storeError is a store of the run that cannot be used.
+type storeError struct {
+	what string
+	err  error
+}
+
+func (e *storeError) Error() string { return e.what + ": " + status.Message(e.err) }
+func (e *storeError) Unwrap() error { return e.err }
 
 func (r *Run) closeFiles() {
 	if r.journal != nil {
@@ -236,6 +287,10 @@ func (r *Run) feed(send func(item) bool) error {
 	if r.root == nil {
 		return nil
 	}
+	// Before the first object reaches a worker.
+	if err := r.openStores(); err != nil {
+		return err
+	}
 	if r.plan.store != nil {
 		return r.feedStore(send)
 	}
@@ -280,18 +335,13 @@ func (r *Run) feed(send func(item) bool) error {
 	return nil
 }
 
-// feedStore opens the source's store and calls send with each object of
-// this node's share: those whose results the node tier places on this node
+// feedStore calls send with each object of the source's store in this
+// node's share: those whose results the node tier places on this node
 // among the run's nodes, so that later reads of a result find it where they
 // look first, and the nodes split the objects without talking to each
 // other.
 func (r *Run) feedStore(send func(item) bool) error {
-	src, err := r.rs.cfg.Stores.Open(r.ctx, r.key.Namespace, *r.plan.store)
-	if err != nil {
-		return err
-	}
-	r.src = src // before the first object reaches a worker
-	spec := r.plan.spec
+	src, spec := r.src, r.plan.spec
 	mine := func(object string, size int64) bool {
 		result, ok := wire.ResultName(spec.Source, spec.Destination, object)
 		if !ok || placement.First(r.key.Namespace, result, spec.Nodes) != r.rs.cfg.Node {
@@ -328,7 +378,7 @@ func (r *Run) process(it item, buf []byte) {
 	if r.isStopped() {
 		return
 	}
-	if r.src != nil {
+	if r.src != nil && r.dst == nil {
 		// A key of a store may name no object of the node tier.
 		if err := checkResult(it.result); err != nil {
 			r.failed(it.object, status.BadRequest(fmt.Errorf("its result's name: %w; rename the object in the store, or leave it out of the source", err)))
@@ -341,9 +391,8 @@ func (r *Run) process(it item, buf []byte) {
 	}
 	// A check writes no result, so an existing one is no conflict.
 	if !r.plan.spec.Overwrite && !r.plan.spec.Check && !r.journal.mayHaveWritten(it.object) {
-		if _, err := r.root.Lstat(it.result); err == nil {
-			r.failed(it.object, status.With(http.StatusConflict, fmt.Errorf(
-				"destination object %q exists; set overwrite to replace it, or choose another destination", it.result)))
+		if err := r.resultFree(it.result); err != nil {
+			r.failed(it.object, err)
 			return
 		}
 	}
@@ -357,6 +406,26 @@ func (r *Run) process(it item, buf []byte) {
 	}
 	// Otherwise the agent is closing: the object is redone by the next
 	// attempt.
+}
+
+// resultFree refuses a result that exists in the destination (409), or
+// that cannot be looked for.
+func (r *Run) resultFree(result string) error {
+	exists := false
+	if r.dst != nil {
+		var err error
+		if exists, err = r.dst.Exists(r.ctx, result); err != nil {
+			return err
+		}
+	} else {
+		_, err := r.root.Lstat(result)
+		exists = err == nil
+	}
+	if exists {
+		return status.With(http.StatusConflict, fmt.Errorf(
+			"destination object %q exists; set overwrite to replace it, or choose another destination", result))
+	}
+	return nil
 }
 
 // transform runs one object through the pipeline into its result, or for
@@ -381,24 +450,71 @@ func (r *Run) discard(it item, result io.Reader, buf []byte) error {
 	if _, err := io.CopyBuffer(io.Discard, result, buf); err != nil {
 		return err
 	}
-	if err := r.journal.complete(it.object, r.plan.dst); err != nil {
+	if err := r.journal.complete(it.object, r.resultDir(it)); err != nil {
 		return durable.StorageError(r.plan.dst, err)
 	}
 	return nil
 }
 
+// resultDir is the directory a result's entry is in, synced before the
+// journal says the object is done; a store's results have none on the
+// node, and the journal's own is synced instead.
+func (r *Run) resultDir(it item) string {
+	if r.dst != nil {
+		return r.journal.dir
+	}
+	return path.Dir(it.result)
+}
+
 // write puts result in place as it.result, durably and within the
 // namespace's bounds on the node (Config.Results), and journals it.
 func (r *Run) write(it item, result io.Reader, buf []byte) error {
+	if r.dst != nil {
+		return r.upload(it, result)
+	}
 	tmp := durable.TempName(it.result, r.plan.spec.UID)
 	hooks := durable.Hooks{BeforeRename: func() error { return r.journal.intend(it.object) }}
 	if err := r.rs.cfg.Results.Write(r.root, r.key.Namespace, it.result, tmp, result, buf, hooks); err != nil {
 		return err
 	}
-	if err := r.journal.complete(it.object, path.Dir(it.result)); err != nil {
+	if err := r.journal.complete(it.object, r.resultDir(it)); err != nil {
 		return durable.StorageError(it.result, err)
 	}
 	return nil
+}
+
+// upload puts result in the destination's store as it.result, which the
+// store shows only once complete, and journals it. A result that fails
+// while it is read fails with its own error, not the store's.
+func (r *Run) upload(it item, result io.Reader) error {
+	if err := r.journal.intend(it.object); err != nil {
+		return durable.StorageError(r.journal.dir, err)
+	}
+	src := &readFailure{r: result}
+	if err := r.dst.Put(r.ctx, it.result, src); err != nil {
+		if src.err != nil {
+			return src.err
+		}
+		return err
+	}
+	if err := r.journal.complete(it.object, r.journal.dir); err != nil {
+		return durable.StorageError(r.journal.dir, err)
+	}
+	return nil
+}
+
+// readFailure keeps the error a reader failed with.
+type readFailure struct {
+	r   io.Reader
+	err error
+}
+
+func (f *readFailure) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF {
+		f.err = err
+	}
+	return n, err
 }
 
 // failed counts a failed object and, without continueOnError, stops the
@@ -442,6 +558,8 @@ func (r *Run) finish(feedErr error) {
 		phase, message = etlv1alpha1.RunSuspended, "the node agent stopped; the run resumes where it stopped when it is started again"
 	case cause != nil:
 		phase, message = cause.phase, cause.message
+	case errors.As(feedErr, new(*storeError)):
+		phase, message = etlv1alpha1.RunFailed, feedErr.Error()
 	case feedErr != nil:
 		phase, message = etlv1alpha1.RunFailed, "listing the source: "+status.Message(feedErr)
 	case r.counts.failedObjects.Load() > 0:

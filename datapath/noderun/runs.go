@@ -56,14 +56,20 @@ type Stores interface {
 	Open(ctx context.Context, ns string, store wire.RunStore) (Store, error)
 }
 
-// Store is one bucket a run reads objects from. Its errors carry their
-// status (404 for a missing object) and never hold a key.
+// Store is one bucket a run reads objects from or writes results to. Its
+// errors carry their status (404 for a missing object) and never hold a
+// key.
 type Store interface {
 	// List calls fn with each key under prefix and its size, at most max
 	// of them (an error past it).
 	List(ctx context.Context, prefix string, max int, fn func(key string, size int64) error) error
 	// Get opens object key and returns its bytes and size.
 	Get(ctx context.Context, key string) (io.ReadCloser, int64, error)
+	// Exists says whether object key exists.
+	Exists(ctx context.Context, key string) (bool, error)
+	// Put writes what r yields, of unknown size, as object key; the
+	// store shows it only once complete.
+	Put(ctx context.Context, key string, r io.Reader) error
 }
 
 // Results writes a run's results into its namespace's data. The agent's

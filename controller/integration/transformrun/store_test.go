@@ -13,7 +13,7 @@ import (
 )
 
 // TestTransformRunFromAStoreSendsTheStoreAndTheNodes: every node's share of a run from an
-// ObjectStore carries the store's spec as the API server holds it (never its keys, which the
+// ObjectStore into another carries the stores' specs as the API server holds it (never its keys, which the
 // agents read themselves) and the run's nodes, among which the agents split the store's objects.
 func TestTransformRunFromAStoreSendsTheStoreAndTheNodes(t *testing.T) {
 	a, b := startAgent(t, "store-a", 5, 5), startAgent(t, "store-b", 5, 5)
@@ -23,13 +23,22 @@ func TestTransformRunFromAStoreSendsTheStoreAndTheNodes(t *testing.T) {
 		Credentials: &v1alpha1.ObjectStoreCredentials{SecretName: v1alpha1.ObjectStoreSecretName, AccessKeyIDKey: "raw.accessKeyID", SecretAccessKeyKey: "raw.secretAccessKey"},
 	}}
 	k8s.MustCreate(t, store)
-	run := createRun(t, ns, func(s *v1alpha1.TransformRunSpec) { s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"} })
+	out := &v1alpha1.ObjectStore{ObjectMeta: metav1.ObjectMeta{Name: "processed", Namespace: ns}, Spec: *store.Spec.DeepCopy()}
+	out.Spec.Bucket = "team-processed"
+	k8s.MustCreate(t, out)
+	run := createRun(t, ns, func(s *v1alpha1.TransformRunSpec) {
+		s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"}
+		s.Destination = v1alpha1.RunDestination{Store: "processed", Prefix: "out"}
+	})
 	waitPhase(t, run, v1alpha1.RunSucceeded)
 	for _, ag := range []*fakeAgent{a, b} {
 		spec := ag.lastSpec()
 		want := &wire.RunStore{Name: "raw", Spec: store.Spec}
 		if diff := cmp.Diff(want, spec.SourceStore); diff != "" {
 			t.Errorf("%s got the store (-want +got):\n%s", ag, diff)
+		}
+		if diff := cmp.Diff(&wire.RunStore{Name: "processed", Spec: out.Spec}, spec.DestinationStore); diff != "" {
+			t.Errorf("%s got the destination store (-want +got):\n%s", ag, diff)
 		}
 		if diff := cmp.Diff([]string{"store-a", "store-b"}, spec.Nodes); diff != "" {
 			t.Errorf("%s got the nodes (-want +got):\n%s", ag, diff)
