@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/url"
 	"strings"
@@ -87,13 +88,36 @@ func (s *s3Admin) put(t *testing.T, bucket, prefix string, files map[string][]by
 	}
 }
 
+// get reads every object under prefix of bucket, by its name relative to prefix.
+func (s *s3Admin) get(t *testing.T, bucket, prefix string) map[string][]byte {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string][]byte{}
+	for o := range s.c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			t.Fatalf("listing %s: %v", bucket, o.Err)
+		}
+		r, err := s.c.GetObject(ctx, bucket, o.Key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatalf("reading %s of %s: %v", o.Key, bucket, err)
+		}
+		out[strings.TrimPrefix(o.Key, prefix)] = data
+	}
+	return out
+}
+
 // storeYAMLFor is the ObjectStore name of the e2e cluster's S3 server at endpoint, bucket bucket.
 func storeYAMLFor(name, endpoint, bucket string) string {
 	return fmt.Sprintf("apiVersion: etl.mlkube.io/v1alpha1\nkind: ObjectStore\nmetadata:\n  name: %s\nspec:\n  endpoint: %s\n  bucket: %s\n---\n", name, endpoint, bucket)
 }
 
-// runFromStoreYAML is a TransformRun of md5 over the objects under images/ of store into prefix
-// dst of the node tier.
+// runFromStoreYAML is a TransformRun of md5 over the objects under images/ of store into dst:
+// "prefix: out" (the node tier) or "store: processed, prefix: out".
 func runFromStoreYAML(name, store, dst string) string {
 	return fmt.Sprintf(`apiVersion: etl.mlkube.io/v1alpha1
 kind: TransformRun
@@ -102,7 +126,7 @@ metadata:
 spec:
   transform: md5
   source: {store: %s, prefix: images}
-  destination: {prefix: %s}
+  destination: {%s}
   workersPerNode: 8
 ---
 `, name, store, dst)
@@ -132,14 +156,15 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 
 	// Her keys: the server's, for the stores raw, nobucket and nowhere; wrong ones for wrongkeys.
 	var env strings.Builder
-	for _, store := range []string{"raw", "nobucket", "nowhere"} {
+	for _, store := range []string{"raw", "processed", "nobucket", "nowhere"} {
 		fmt.Fprintf(&env, "%s.accessKeyID=%s\n%s.secretAccessKey=%s\n", store, s3.accessKey, store, s3.secretKey)
 	}
 	wrongSecret := "wrong-" + s3.secretKey[:20]
 	fmt.Fprintf(&env, "wrongkeys.accessKeyID=%s\nwrongkeys.secretAccessKey=%s\n", s3.accessKey, wrongSecret)
 	erin.file("keys.env", env.String())
 	erin.do(ns, "create secret generic mlkube-object-stores --from-env-file=keys.env", "secret/mlkube-object-stores created")
-	erin.file("stores.yaml", storeYAMLFor("raw", cluster.S3Endpoint, bucket)+storeYAMLFor("wrongkeys", cluster.S3Endpoint, bucket)+
+	outBucket := s3.bucket(t, ns+"-out")
+	erin.file("stores.yaml", storeYAMLFor("raw", cluster.S3Endpoint, bucket)+storeYAMLFor("processed", cluster.S3Endpoint, outBucket)+storeYAMLFor("wrongkeys", cluster.S3Endpoint, bucket)+
 		storeYAMLFor("nobucket", cluster.S3Endpoint, bucket+"-missing")+
 		storeYAMLFor("nowhere", strings.Replace(cluster.S3Endpoint, "s3.", "nowhere.", 1), bucket))
 	erin.do(ns, "apply --filename=stores.yaml", "objectstore.etl.mlkube.io/raw created")
@@ -148,7 +173,7 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 	erin.do(ns, "etl init spec -f pod.yaml --name md5", "transform.etl.mlkube.io/md5 created")
 	erin.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/md5 --timeout=3m", "condition met")
 
-	erin.file("run.yaml", runFromStoreYAML("from-store", "raw", "out"))
+	erin.file("run.yaml", runFromStoreYAML("from-store", "raw", "prefix: out"))
 	erin.do(ns, "apply --filename=run.yaml", "transformrun.etl.mlkube.io/from-store created")
 	run := &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "from-store", Namespace: ns}}
 	got := waitRun(t, run, v1alpha1.RunSucceeded)
@@ -172,13 +197,23 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 	erin.do(ns, "etl cp etl:out/ ./out")
 	sameFiles(t, "./out after kubectl etl cp etl:out/ ./out, against the md5 of each object of the bucket", erin.readTree("out"), digests)
 
+	// From the bucket into another: the nodes split the objects and put each result up.
+	erin.file("to-bucket.yaml", runFromStoreYAML("to-bucket", "raw", "store: processed, prefix: out"))
+	erin.do(ns, "apply --filename=to-bucket.yaml", "transformrun.etl.mlkube.io/to-bucket created")
+	got = waitRun(t, &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "to-bucket", Namespace: ns}}, v1alpha1.RunSucceeded)
+	if got.Status.Totals.DoneObjects != 1000 || got.Status.Totals.FailedObjects != 0 {
+		t.Errorf("the run into a bucket: totals %+v; want 1000 done", got.Status.Totals)
+	}
+	inBucket := s3.get(t, outBucket, "out/")
+	sameFiles(t, "the bucket's objects under out/ after the run into it, against the md5 of each object", inBucket, digests)
+
 	// Each store that cannot be used fails its run, saying why.
 	for store, want := range map[string]string{
 		"wrongkeys": "ObjectStore wrongkeys (bucket " + bucket + " at " + cluster.S3Endpoint + "): the store refused its keys (SignatureDoesNotMatch): check the keys the ObjectStore names in the Secret mlkube-object-stores",
 		"nobucket":  "ObjectStore nobucket (bucket " + bucket + "-missing at " + cluster.S3Endpoint + "): the bucket does not exist: create it, or fix spec.bucket",
 		"nowhere":   "ObjectStore nowhere (bucket " + bucket + " at " + strings.Replace(cluster.S3Endpoint, "s3.", "nowhere.", 1) + "): the endpoint cannot be reached",
 	} {
-		erin.file(store+".yaml", runFromStoreYAML("from-"+store, store, "out-"+store))
+		erin.file(store+".yaml", runFromStoreYAML("from-"+store, store, "prefix: out-"+store))
 		erin.do(ns, "apply --filename="+store+".yaml", "transformrun.etl.mlkube.io/from-"+store+" created")
 		r := waitRun(t, &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "from-" + store, Namespace: ns}}, v1alpha1.RunFailed)
 		if msgs := runMessages(r); !strings.Contains(msgs, want) {
