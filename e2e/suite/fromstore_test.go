@@ -200,6 +200,7 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 	// From the bucket into another: the nodes split the objects and put each result up.
 	erin.file("to-bucket.yaml", runFromStoreYAML("to-bucket", "raw", "store: processed, prefix: out"))
 	erin.do(ns, "apply --filename=to-bucket.yaml", "transformrun.etl.mlkube.io/to-bucket created")
+	erin.do(ns, "wait --for=condition=Complete transformruns.etl.mlkube.io/to-bucket --timeout=5m", "condition met") // README.md's step
 	got = waitRun(t, &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "to-bucket", Namespace: ns}}, v1alpha1.RunSucceeded)
 	if got.Status.Totals.DoneObjects != 1000 || got.Status.Totals.FailedObjects != 0 {
 		t.Errorf("the run into a bucket: totals %+v; want 1000 done", got.Status.Totals)
