@@ -13,16 +13,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/e2e/cluster"
+	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 // s3Admin is the e2e cluster's S3 server as its admin reaches it: through a port-forward, with
@@ -246,6 +249,65 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 			if strings.Contains(text, secret) {
 				t.Errorf("a secret key is in %s", strings.SplitN(text, "\n", 2)[0])
 			}
+		}
+	}
+}
+
+// TestTransformRunFromAStoreResumesAfterItsAgentIsDeleted: a run from a bucket whose agent on one
+// node is deleted half-way resumes on that node from its journal: what the lost agent wrote is
+// skipped, the rest done, and every object of the bucket ends transformed once, in the node tier.
+func TestTransformRunFromAStoreResumesAfterItsAgentIsDeleted(t *testing.T) {
+	const count = 400
+	c := newRunCluster(t, "0.02")
+	s3 := openS3(t)
+	bucket := s3.bucket(t, c.ns)
+	files := map[string][]byte{}
+	digests := map[string]string{}
+	for i := range count {
+		name := fmt.Sprintf("%04d", i)
+		files[name] = []byte(fmt.Sprintf("object %d of the bucket", i))
+		digests[name] = md5hex(files[name])
+	}
+	s3.put(t, bucket, "images/", files)
+	k8s.MustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ObjectStoreSecretName, Namespace: c.ns},
+		StringData: map[string]string{"raw.accessKeyID": s3.accessKey, "raw.secretAccessKey": s3.secretKey}})
+	k8s.MustCreate(t, &v1alpha1.ObjectStore{ObjectMeta: metav1.ObjectMeta{Name: "raw", Namespace: c.ns},
+		Spec: v1alpha1.ObjectStoreSpec{Endpoint: cluster.S3Endpoint, Bucket: bucket}})
+	run := c.run("resume", func(s *v1alpha1.TransformRunSpec) {
+		s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"}
+		s.WorkersPerNode = ptr.To[int32](2)
+	})
+	k8s.MustCreate(t, run)
+	node := c.nodes[0]
+	kubetest.WaitFor(t, k8s, "node "+node+" a quarter done", run, func(r *v1alpha1.TransformRun) (bool, error) {
+		for _, n := range r.Status.Nodes {
+			if n.Node == node && n.PlannedObjects > 0 && n.DoneObjects >= n.PlannedObjects/4 {
+				if n.DoneObjects >= n.PlannedObjects {
+					return false, kubetest.Stop(fmt.Errorf("node %s finished before its agent could be deleted", node))
+				}
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	deleteAgentOn(t, node)
+	run = waitRun(t, run, v1alpha1.RunSucceeded)
+	got := map[string]string{}
+	for _, n := range c.nodes {
+		for name, content := range c.contents(t, n, "out") {
+			if _, twice := got[name]; twice {
+				t.Errorf("%s is in the node tier of two nodes", name)
+			}
+			got[name] = content
+		}
+	}
+	if diff := cmp.Diff(digests, got); diff != "" {
+		t.Errorf("the results in the node tier (-want +got):\n%s", diff)
+	}
+	for _, n := range run.Status.Nodes {
+		if n.Node == node && (n.SkippedObjects == 0 || n.DoneObjects+n.SkippedObjects != n.PlannedObjects) {
+			t.Errorf("node %s after its agent's loss: %d done, %d skipped of %d; want the journal's objects skipped and the rest done",
+				node, n.DoneObjects, n.SkippedObjects, n.PlannedObjects)
 		}
 	}
 }

@@ -35,6 +35,7 @@ var scopes = map[string][]string{
 		"TestHostileTenant",                                   // the agents' and the manager's bounds under the provider's network and cgroups (about 2 min)
 		"TestFQNInRestrictedNamespace",                        // the data.mlkube.io driver under the provider's kubelet and mount propagation
 		"TestTransformRunFromAnObjectStore",                   // the agents reaching a store through the provider's Services and DNS
+		"TestTransformRunFromAStoreResumesAfterItsAgentIsDeleted",
 	},
 	// What an install changes: the manifests (RBAC, roles for users, webhook configuration, the
 	// manager's replicas and budget, the agent's DaemonSet) and images pulled by digest.
