@@ -28,7 +28,8 @@ func chooseNodes(run *v1alpha1.TransformRun, nodes []corev1.Node, agents map[str
 		return out
 	}
 	for node := range agents {
-		if transformersReady(run.Spec.Transform, node, transforms) {
+		// A copy needs no transformer: every node whose agent is ready.
+		if run.Spec.Transform == "" || transformersReady(run.Spec.Transform, node, transforms) {
 			out = append(out, node)
 		}
 	}

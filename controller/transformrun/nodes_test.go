@@ -43,6 +43,9 @@ func TestChooseNodes(t *testing.T) {
 		"a stage with no Transform leaves no node": {
 			pipeline: "upper>>md5", transforms: []*v1alpha1.Transform{transformReadyOn("md5", "a")},
 		},
+		"a copy: every node whose agent is ready": {
+			pipeline: "", want: []string{"a", "b", "c", "not-ready"},
+		},
 		"a node selector is taken as it is": {
 			pipeline: "md5", selector: map[string]string{"pool": "etl"},
 			want: []string{"w", "x"},

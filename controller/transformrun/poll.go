@@ -30,6 +30,9 @@ func (r *Reconciler) choose(ctx context.Context, run *v1alpha1.TransformRun, age
 	}
 	transforms := map[string]*v1alpha1.Transform{}
 	for _, s := range wire.SplitPipeline(run.Spec.Transform) {
+		if s == "" {
+			continue // a copy
+		}
 		var t v1alpha1.Transform
 		err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: s}, &t)
 		if client.IgnoreNotFound(err) != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -309,4 +310,51 @@ func TestNodeRunIntoObjectStore(t *testing.T) {
 			t.Errorf("resumed attempt: counts %+v; want the 11 objects put by the first one skipped", resumed.RunCounts)
 		}
 	})
+}
+
+// TestNodeRunCopies: a run without a pipeline copies each object as it is, from a store into the
+// node tier and from the node tier into a store, byte for byte; args are refused, as no
+// transformer would take them.
+func TestNodeRunCopies(t *testing.T) {
+	srv := s3test.Start(t)
+	admin := srv.Bucket(t, "raw")
+	srv.Bucket(t, "processed")
+	secret := storeKeys(srv)
+	secret["processed.accessKeyID"], secret["processed.secretAccessKey"] = secret["raw.accessKeyID"], secret["raw.secretAccessKey"]
+	data := map[string]string{}
+	for i := range 10 {
+		key := fmt.Sprintf("images/%02d.bin", i)
+		data[key] = strings.Repeat(fmt.Sprint(i), 1+i*1000)
+		putStoreObject(t, admin, "raw", key, []byte(data[key]))
+	}
+	e := storeEnv(t, testNode, secret)
+	in := storeRun("", srv.Endpoint, "raw")
+	in.Nodes = []string{testNode}
+	if s := e.runToEnd("copy-in", in); s.Phase != etlv1alpha1.RunSucceeded || s.DoneObjects != 10 {
+		t.Fatalf("copy into the node tier: %s %q, counts %+v", s.Phase, s.Message, s.RunCounts)
+	}
+	for key, want := range data {
+		if got, ok := e.readObject("out/" + strings.TrimPrefix(key, "images/")); !ok || got != want {
+			t.Errorf("out/%s: %d bytes, %v; want the object's %d", strings.TrimPrefix(key, "images/"), len(got), ok, len(want))
+		}
+	}
+
+	out := withDestinationStore(prefixRun("", 2), srv.Endpoint, "processed", "back")
+	out.Source = etlv1alpha1.RunSource{Prefix: "out"}
+	out.UID = "7e2a7c1e-0b1d-4c5e-9a8f-0123456789ab"
+	if s := e.runToEnd("copy-out", out); s.Phase != etlv1alpha1.RunSucceeded || s.DoneObjects != 10 {
+		t.Fatalf("copy into a store: %s %q, counts %+v", s.Phase, s.Message, s.RunCounts)
+	}
+	got := storeObjects(t, admin, "processed", "back/")
+	for key, want := range data {
+		if k := "back/" + strings.TrimPrefix(key, "images/"); got[k] != want {
+			t.Errorf("%s: %d bytes; want the object's %d", k, len(got[k]), len(want))
+		}
+	}
+
+	withArgs := in
+	withArgs.UID, withArgs.Args = "8e2a7c1e-0b1d-4c5e-9a8f-0123456789ab", "x"
+	if a, _ := e.putRun("copy-args", withArgs); a.status != http.StatusBadRequest || !strings.Contains(string(a.body), "a copy (no pipeline) has no transformer") {
+		t.Errorf("a copy with args: %d %s; want 400 saying there is no transformer", a.status, a.body)
+	}
 }

@@ -50,8 +50,13 @@ func (rs *Runs) Plan(key Key, spec wire.NodeRunSpec) (Plan, error) {
 		return p, fmt.Errorf("uid %q: %s", spec.UID, strings.Join(msgs, "; "))
 	}
 	var err error
-	if p.stages, err = rs.cfg.Transformers.ParsePipeline(key.Namespace, spec.Pipeline); err != nil {
-		return p, err
+	// No pipeline: a copy, through no transformer.
+	if spec.Pipeline != "" {
+		if p.stages, err = rs.cfg.Transformers.ParsePipeline(key.Namespace, spec.Pipeline); err != nil {
+			return p, err
+		}
+	} else if spec.Args != "" {
+		return p, errors.New("args: a copy (no pipeline) has no transformer to pass them to")
 	}
 	if spec.Workers < 1 || spec.Workers > etlv1alpha1.MaxRunWorkersPerNode {
 		return p, fmt.Errorf("workers %d: must be between 1 and %d", spec.Workers, etlv1alpha1.MaxRunWorkersPerNode)

@@ -11,6 +11,7 @@ import (
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/datapath/internal/dataroot"
 	"github.com/mlkube/mlkube/datapath/internal/fairshare"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/internal/durable"
@@ -184,9 +185,12 @@ func (rs *Runs) Start(ctx context.Context, key Key, plan Plan) (*Run, error) {
 			return cur, nil // its share ended
 		}
 	}
-	pipeline, err := rs.cfg.Transformers.Resolve(ctx, key.Namespace, plan.stages)
-	if err != nil {
-		return nil, err
+	var pipeline Pipeline = copier{dataroot.Of(rs.cfg.Root, key.Namespace, "")}
+	if len(plan.stages) > 0 {
+		var err error
+		if pipeline, err = rs.cfg.Transformers.Resolve(ctx, key.Namespace, plan.stages); err != nil {
+			return nil, err
+		}
 	}
 	if err := rs.limits.admit(key.Namespace, plan.spec.Workers); err != nil {
 		return nil, err
@@ -250,4 +254,24 @@ func (l limits) admit(ns string, workers int) error {
 func (l limits) release(ns string, workers int) {
 	l.runs.Release(ns, 1)
 	l.workers.Release(ns, workers)
+}
+
+// copier is the pipeline of a run without one: each object goes to the
+// destination as it is, a file of the namespace's data or the bytes open
+// fetches.
+type copier struct{ data *dataroot.Namespace }
+
+func (c copier) Transform(ctx context.Context, object, _ string, open Opener, write func(io.Reader) error) error {
+	var body io.ReadCloser
+	var err error
+	if open != nil {
+		body, _, err = open(ctx)
+	} else {
+		body, _, err = c.data.Open(object)
+	}
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	return write(body)
 }

@@ -54,7 +54,7 @@ func needs(ns string, spec *v1alpha1.TransformRunSpec) []need {
 	var out []need
 	seen := map[string]bool{}
 	for _, stage := range wire.SplitPipeline(spec.Transform) {
-		if seen[stage] {
+		if stage == "" || seen[stage] { // "": a copy, through no Transform
 			continue
 		}
 		seen[stage] = true

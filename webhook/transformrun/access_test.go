@@ -92,6 +92,9 @@ func TestCreatorNeedsEveryRightTheRunUses(t *testing.T) {
 			edit: func(s *spec) { s.Destination = v1alpha1.RunDestination{Store: "processed", Prefix: "out"} },
 			held: []string{"use transforms md5", "get objects", "list objects", "create objects", "get secrets mlkube-object-stores"},
 			want: []string{"spec.destination.store: " + forbidden}, wantText: []string{"may not get objectstores.etl.mlkube.io processed"}},
+		"a copy needs no Transform": {
+			edit: func(s *spec) { s.Transform = "" },
+			held: []string{"get objects", "list objects", "create objects"}},
 		"only create transformruns": {edit: pipeline,
 			want: []string{"spec.transform: " + forbidden, "spec.transform: " + forbidden, "spec.source.prefix: " + forbidden,
 				"spec.source.prefix: " + forbidden, "spec.destination.prefix: " + forbidden}},

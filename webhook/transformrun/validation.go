@@ -20,7 +20,12 @@ var specPath = field.NewPath("spec")
 func ValidateCreate(r *v1alpha1.TransformRun) field.ErrorList {
 	spec := r.Spec.DeepCopy()
 	DefaultSpec(spec)
-	errs := fieldcheck.Pipeline(specPath.Child("transform"), spec.Transform, "run", "split it into several runs")
+	var errs field.ErrorList
+	if spec.Transform != "" {
+		errs = fieldcheck.Pipeline(specPath.Child("transform"), spec.Transform, "run", "split it into several runs")
+	} else if spec.Args != "" {
+		errs = append(errs, field.Forbidden(specPath.Child("args"), "a run without spec.transform is a copy, with no transformer to pass args to; name a Transform, or remove args"))
+	}
 	if len(spec.Args) > wire.MaxArgs {
 		errs = append(errs, field.Invalid(specPath.Child("args"), fmt.Sprintf("%d bytes", len(spec.Args)), fmt.Sprintf(
 			"must be at most %d bytes, as args reach the transformer with every object; pass larger parameters in an object", wire.MaxArgs)))

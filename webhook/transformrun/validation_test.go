@@ -66,6 +66,12 @@ func TestValidateCreate(t *testing.T) {
 		"store source of objects in the destination's name": {r: run(func(s *spec) {
 			s.Source = v1alpha1.RunSource{Store: "raw", Objects: []string{"out/a"}, Template: ""}
 		})},
+		// rule: no transform is a copy, which takes no args
+		"a copy": {r: run(func(s *spec) {
+			s.Transform = ""
+			s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"}
+		})},
+		"a copy with args": {r: run(func(s *spec) { s.Transform, s.Args = "", "x" }), want: []string{"spec.args: " + forbidden}},
 		"store to store": {r: run(func(s *spec) {
 			s.Source = v1alpha1.RunSource{Store: "raw", Prefix: "images"}
 			s.Destination = v1alpha1.RunDestination{Store: "processed", Prefix: "images"}
@@ -100,7 +106,6 @@ func TestValidateCreate(t *testing.T) {
 			r:    run(func(s *spec) { s.Transform = strings.Repeat("a>>", 8) + "a" }),
 			want: []string{"spec.transform: " + invalid},
 		},
-		"no transform": {r: run(func(s *spec) { s.Transform = "" }), want: []string{"spec.transform: " + invalid}},
 		"bad stages": {
 			r:    run(func(s *spec) { s.Transform = "Upper>>>md5" }),
 			want: []string{"spec.transform: " + invalid, "spec.transform: " + invalid},

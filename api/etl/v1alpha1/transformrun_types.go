@@ -62,10 +62,11 @@ const (
 // Suspend may change.
 type TransformRunSpec struct {
 	// transform names a Transform of the run's namespace, or a pipeline of up to 8 of them,
-	// "a>>b".
-	// +kubebuilder:validation:MinLength=1
+	// "a>>b". Unset, the run is a copy: each object goes to the destination as it is (what
+	// `kubectl etl cp` between an object store and the node tier starts).
+	// +optional
 	// +kubebuilder:validation:MaxLength=512
-	Transform string `json:"transform"`
+	Transform string `json:"transform,omitempty"`
 	// args reach the transformer with every object, at most 4 KiB.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
