@@ -26,6 +26,8 @@ type cpOptions struct {
 	dataPath       dataPath
 	cmd            *cobra.Command
 	src, dst       string
+	// store is a copy between an ObjectStore and the namespace's objects, done by the agents.
+	store *storeCopy
 	parallel       int
 	skipExisting   bool
 	quiet          bool
@@ -47,7 +49,12 @@ with one token of --service-account; every upload carries its SHA-256, which the
 and every download is written under a temporary name, renamed once complete and verified. With
 --skip-existing, objects whose size and SHA-256 already match at the destination are skipped, so
 a copy run again after an interruption resumes where it stopped. Reading needs the ClusterRole
-mlkube-datapath-viewer bound in the namespace, writing mlkube-datapath-user.`,
+mlkube-datapath-viewer bound in the namespace, writing mlkube-datapath-user.
+
+With s3://STORE/PREFIX on one side (STORE an ObjectStore of the namespace), the copy is a
+TransformRun without a transform that the data path agents carry out, each node fetching from or
+putting to the store its own share; the command follows it with a progress bar. It needs get on
+the ObjectStore and on the Secret mlkube-object-stores, as the built-in edit role grants.`,
 		Example: `  # A directory into raw/: raw/<path relative to ./data>
   kubectl etl cp ./data etl:raw/
 
@@ -56,7 +63,11 @@ mlkube-datapath-viewer bound in the namespace, writing mlkube-datapath-user.`,
 
   # One object from stdin, and back to stdout
   tar c src | kubectl etl cp - etl:backup/src.tar
-  kubectl etl cp etl:backup/src.tar - | tar t`,
+  kubectl etl cp etl:backup/src.tar - | tar t
+
+  # A bucket's prefix into the namespace's objects, and back: the agents copy on every node
+  kubectl etl cp s3://raw/images etl:images/
+  kubectl etl cp etl:out/ s3://processed/out`,
 		Args: cli.ExactArgs("SRC", "DST"),
 		RunE: cli.RunE(o),
 	}
@@ -74,6 +85,13 @@ func (o *cpOptions) Complete(cmd *cobra.Command, args []string) error {
 }
 
 func (o *cpOptions) Validate() error {
+	var err error
+	if o.store, err = parseStoreCopy(o.src, o.dst); err != nil {
+		return cli.UsageError(o.cmd, "%v", err)
+	}
+	if o.store != nil {
+		return nil
+	}
 	up, down := strings.HasPrefix(o.dst, remoteScheme), strings.HasPrefix(o.src, remoteScheme)
 	switch {
 	case up == down:
@@ -100,6 +118,9 @@ type transfer struct {
 }
 
 func (o *cpOptions) Run(ctx context.Context) error {
+	if o.store != nil {
+		return o.runStoreCopy(ctx, o.store)
+	}
 	c, _, stop, err := openObjects(ctx, o.env, o.dataPath, o.serviceAccount)
 	if err != nil {
 		return err
