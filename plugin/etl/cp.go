@@ -22,12 +22,12 @@ import (
 const defaultParallel = 8
 
 type cpOptions struct {
-	env            *cli.Env
-	dataPath       dataPath
-	cmd            *cobra.Command
-	src, dst       string
+	env      *cli.Env
+	dataPath dataPath
+	cmd      *cobra.Command
+	src, dst string
 	// store is a copy between an ObjectStore and the namespace's objects, done by the agents.
-	store *storeCopy
+	store          *storeCopy
 	parallel       int
 	skipExisting   bool
 	quiet          bool
