@@ -211,6 +211,17 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 	inBucket := s3.get(t, outBucket, "out/")
 	sameFiles(t, "the bucket's objects under out/ after the run into it, against the md5 of each object", inBucket, digests)
 
+	// kubectl etl cp copies between the bucket and the namespace's objects, either way, through
+	// copy runs the agents carry out.
+	erin.do(ns, "etl cp s3://raw/images etl:copied/", "created", "Succeeded 1000/1000 objects")
+	var copied wire.ObjectList
+	if raw := erin.do(ns, "etl ls copied/ --recursive -o json"); json.Unmarshal([]byte(raw), &copied) != nil {
+		t.Fatalf("kubectl etl ls copied/ --recursive -o json: %.500s", raw)
+	}
+	wantSpread(t, copied, "copied/", images, nodes)
+	erin.do(ns, "etl cp etl:copied/ s3://processed/back", "created", "Succeeded 1000/1000 objects")
+	sameFiles(t, "the bucket's objects under back/ after kubectl etl cp etl:copied/ s3://processed/back", s3.get(t, outBucket, "back/"), images)
+
 	// Each store that cannot be used fails its run, saying why.
 	for store, want := range map[string]string{
 		"wrongkeys": "ObjectStore wrongkeys (bucket " + bucket + " at " + cluster.S3Endpoint + "): the store refused its keys (SignatureDoesNotMatch): check the keys the ObjectStore names in the Secret mlkube-object-stores",
