@@ -174,9 +174,6 @@ func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPa
 	var body io.ReadCloser
 	switch {
 	case r.Method == http.MethodPut:
-		if a.opts.MaxObjectSize >= 0 && r.ContentLength > a.opts.MaxObjectSize {
-			return in, nil, errTooLarge
-		}
 		body, in.size = r.Body, r.ContentLength
 	case q.Src != "":
 		if err := a.checkSrc(q.Src); err != nil {
@@ -186,17 +183,25 @@ func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPa
 		if body, in.size, err = a.fetch(ctx, q.Src); err != nil {
 			return in, nil, err
 		}
-		if a.opts.MaxObjectSize >= 0 && in.size > a.opts.MaxObjectSize {
-			body.Close()
-			return in, nil, errTooLarge
-		}
 	default:
 		in, err := a.localInput(a.data(p.namespace), p.object, q.Args)
 		return in, nil, err
 	}
+	g, err := a.bodyInput(&in, body, exceeded)
+	return in, g, err
+}
+
+// bodyInput makes body, of in.size bytes (-1: unknown), in's bytes, held to the agent's object
+// size limit (413 past it, remembered in exceeded when set) and guarded: closing the guard ends
+// every read of it. A body known to be too large is closed and refused at once.
+func (a *Agent) bodyInput(in *input, body io.ReadCloser, exceeded *atomic.Bool) (*guardedBody, error) {
+	if a.opts.MaxObjectSize >= 0 && in.size > a.opts.MaxObjectSize {
+		body.Close()
+		return nil, errTooLarge
+	}
 	g := &guardedBody{r: limit(body, a.opts.MaxObjectSize, exceeded), c: body}
 	in.body = g
-	return in, g, nil
+	return g, nil
 }
 
 // localInput is object, a file of data, as a pipeline's input.

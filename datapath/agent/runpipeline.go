@@ -89,11 +89,10 @@ func (p runPipeline) input(ctx context.Context, object, args string, open noderu
 	if err != nil {
 		return in, nil, err
 	}
-	if max := p.a.opts.MaxObjectSize; max >= 0 && size > max {
-		body.Close()
-		return in, nil, errTooLarge
+	in.size = size
+	g, err := p.a.bodyInput(&in, body, nil)
+	if err != nil {
+		return in, nil, err
 	}
-	g := &guardedBody{r: limit(body, p.a.opts.MaxObjectSize, nil), c: body}
-	in.body, in.size = g, size
 	return in, g, nil
 }

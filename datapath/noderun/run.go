@@ -342,9 +342,10 @@ func (r *Run) feed(send func(item) bool) error {
 // other.
 func (r *Run) feedStore(send func(item) bool) error {
 	src, spec := r.src, r.plan.spec
+	nodes := placement.NewNodes(spec.Nodes)
 	mine := func(object string, size int64) bool {
 		result, ok := wire.ResultName(spec.Source, spec.Destination, object)
-		if !ok || placement.First(r.key.Namespace, result, spec.Nodes) != r.rs.cfg.Node {
+		if !ok || nodes.First(r.key.Namespace, result) != r.rs.cfg.Node {
 			return true
 		}
 		return send(item{object: object, result: result, size: size})

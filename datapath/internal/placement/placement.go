@@ -40,12 +40,32 @@ func Rank(namespace, name string, nodes []string) []string {
 // First returns Rank(namespace, name, nodes)[0] without ordering the rest: the node that stores
 // the object. nodes must not be empty.
 func First(namespace, name string, nodes []string) string {
+	return NewNodes(nodes).First(namespace, name)
+}
+
+// Nodes are node names with their hashes, for placing many objects on the same nodes.
+type Nodes struct {
+	names  []string
+	hashes []uint64
+}
+
+// NewNodes hashes nodes once.
+func NewNodes(nodes []string) Nodes {
+	n := Nodes{names: nodes, hashes: make([]uint64, len(nodes))}
+	for i, name := range nodes {
+		n.hashes[i] = hashString(name)
+	}
+	return n
+}
+
+// First is the package's First over these nodes; there must be at least one.
+func (n Nodes) First(namespace, name string) string {
 	object := hashString(namespace + "\x00" + name)
 	best, bestScore := "", uint64(0)
-	for i, n := range nodes {
-		sc := score(object, hashString(n))
-		if i == 0 || sc > bestScore || (sc == bestScore && n < best) {
-			best, bestScore = n, sc
+	for i, node := range n.names {
+		sc := score(object, n.hashes[i])
+		if i == 0 || sc > bestScore || (sc == bestScore && node < best) {
+			best, bestScore = node, sc
 		}
 	}
 	return best
