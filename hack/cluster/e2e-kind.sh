@@ -22,4 +22,7 @@ if [ "$image" = build ]; then
 fi
 scope=provider
 [ -z "${E2E_RUN:-}" ] || scope= # E2E_RUN picks its own tests
-MLKUBE_E2E_SCOPE=${MLKUBE_E2E_SCOPE-$scope} MLKUBE_CLUSTER_PROVIDER=kind MLKUBE_KIND_NODE_IMAGE=$image hack/cluster/e2e.sh
+scope=${MLKUBE_E2E_SCOPE-$scope}
+# No scope trains with PyTorch: its image (most of the bytes) is loaded only for the whole suite.
+[ -z "$scope" ] || export MLKUBE_E2E_NO_PRELOAD=_e2e-torch_
+MLKUBE_E2E_SCOPE=$scope MLKUBE_CLUSTER_PROVIDER=kind MLKUBE_KIND_NODE_IMAGE=$image hack/cluster/e2e.sh

@@ -8,8 +8,11 @@
 # over plain HTTP. mlkube's shipped images (manager, node agent, io shim, code runtime) are not
 # preloaded: the nodes pull them from the registry. The suite's own images (test servers, the
 # example transformers its Transforms name, the MxJob workload) are preloaded as in make e2e.
-# Each install runs the tests an install changes (MLKUBE_E2E_SCOPE=install, e2e/suite/scope_test.go);
-# MLKUBE_E2E_SCOPE= (empty) runs the whole suite, without the benchmark round.
+# The bundle's install runs the tests an install changes (MLKUBE_E2E_SCOPE=install,
+# e2e/suite/scope_test.go). The chart's first has to render the bundle's objects from the release's
+# values (hack/verify/chartdiff, as make verify checks the dev bundle), then runs the tests of what
+# Helm changes (MLKUBE_E2E_SCOPE=chart). MLKUBE_E2E_SCOPE= (empty) runs the whole suite on both,
+# without the benchmark round.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
@@ -25,7 +28,12 @@ cleanup() {
   [ -n "${MLKUBE_E2E_KEEP:-}" ] || go run ./e2e/cmd/cluster down
 }
 trap cleanup EXIT
+scope=install
+[ -z "${E2E_RUN:-}" ] || scope= # E2E_RUN picks its own tests
+scope=${MLKUBE_E2E_SCOPE-$scope}
 shipped='mlkube_(manager|node-agent|io-shim|runtime-python[0-9.]*)_dev\.tar$'
+# No scope trains with PyTorch: its image (most of the bytes) is loaded only for the whole suite.
+[ -z "$scope" ] || shipped="$shipped|_e2e-torch_"
 mapfile -t preload < <(ls _output/images/*.tar | grep -Ev "$shipped")
 go run ./e2e/cmd/cluster load-images "${preload[@]}"
 kubeconfig=$(go run ./e2e/cmd/cluster kubeconfig)
@@ -38,14 +46,17 @@ cat "$out/images.txt"
 
 # The chart's values for the same images, each pinned by the digest the release pushed.
 values=$out/values.yaml
+# With them the chart renders the release bundle's objects, exactly: its run below needs only the
+# tests of what Helm itself changes.
+"$(hack/build/pinned.sh helm)" template mlkube manifests/chart/mlkube --namespace mlkube-system \
+  --values "$values" >_output/release-chart.yaml
+go run ./hack/verify/chartdiff -namespace mlkube-system _output/release-chart.yaml "$out/install.yaml"
 
 # The suite runs the Python runtime as a plain io image too: the released one.
 MLKUBE_E2E_PYTHON_IMAGE=$(awk '$1 ~ /\/runtime-python3\.11:/ {print $1 "@" $2}' "$out/images.txt")
 [ -n "$MLKUBE_E2E_PYTHON_IMAGE" ] || { echo "e2e-release: no runtime-python3.11 in $out/images.txt" >&2; exit 1; }
 export MLKUBE_E2E_PYTHON_IMAGE
-scope=install
-[ -z "${E2E_RUN:-}" ] || scope= # E2E_RUN picks its own tests
-export MLKUBE_E2E_SCOPE=${MLKUBE_E2E_SCOPE-$scope}
+export MLKUBE_E2E_SCOPE=$scope
 [ -n "$MLKUBE_E2E_SCOPE" ] || export E2E_RUN=${E2E_RUN:-.}
 
 echo "== e2e on the release's bundle ($out/install.yaml)"
@@ -53,5 +64,6 @@ MLKUBE_BUNDLE=$out/install.yaml MLKUBE_E2E_KUBECONFIG=$kubeconfig hack/cluster/e
 KUBECONFIG=$kubeconfig hack/cluster/kubectl.sh delete --wait=true --timeout=300s -f "$out/install.yaml"
 
 echo "== e2e on the Helm chart (values: $values)"
+[ "$MLKUBE_E2E_SCOPE" != install ] || MLKUBE_E2E_SCOPE=chart
 MLKUBE_CHART_VALUES=$values MLKUBE_E2E_KUBECONFIG=$kubeconfig hack/cluster/e2e.sh
 echo "== e2e-release passed in $(( $(date +%s) - start ))s"

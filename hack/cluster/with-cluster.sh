@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hack/cluster/with-cluster.sh WHAT COMMAND...: images, a cluster (or the one MLKUBE_E2E_KUBECONFIG names),
 # the bundle deployed, then COMMAND with KUBECONFIG set; diagnostics when it fails, teardown after.
-# MLKUBE_E2E_KEEP=1 keeps the cluster. make e2e and make bench-cluster run through it; WHAT names
+# MLKUBE_E2E_KEEP=1 keeps the cluster; MLKUBE_E2E_NO_PRELOAD, a grep -E pattern, leaves out the image
+# tarballs that no test of the run pulls. make e2e and make bench-cluster run through it; WHAT names
 # the run in its messages.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +14,8 @@ if [ -z "$kubeconfig" ]; then
   make images
   go run ./e2e/cmd/cluster up
   if [ -z "${MLKUBE_E2E_KEEP:-}" ]; then trap 'go run ./e2e/cmd/cluster down' EXIT; fi
-  go run ./e2e/cmd/cluster load-images
+  mapfile -t preload < <(ls _output/images/*.tar | grep -Ev "${MLKUBE_E2E_NO_PRELOAD:-^$}")
+  go run ./e2e/cmd/cluster load-images "${preload[@]}"
   kubeconfig=$(go run ./e2e/cmd/cluster kubeconfig)
   echo "== cluster ready after $(( $(date +%s) - start ))s"
 fi
