@@ -111,6 +111,8 @@ func TestRolesOnTheAPIServer(t *testing.T) {
 
 	objects := "objects.etl.mlkube.io"
 	use := "team-a: use transforms.etl.mlkube.io"
+	// Reading an ObjectStore lets a caller list its objects through an agent (kubectl etl ls s3://).
+	getStore := "team-a: get objectstores.etl.mlkube.io"
 	// Every authenticated user may find and reach the agents, and do nothing else there.
 	agents := []string{"mlkube-datapath: get pods", "mlkube-datapath: list pods",
 		"mlkube-datapath: create pods/portforward", "mlkube-datapath: get pods/portforward"}
@@ -132,7 +134,7 @@ func TestRolesOnTheAPIServer(t *testing.T) {
 		"a namespace viewer reads mlkube's kinds and the namespace's data": {
 			subject: subject{"vera", authenticated},
 			allowed: concat(each("team-a", readVerbs, kinds...), each("team-a", readVerbs, statuses...),
-				each("team-a", []string{"get", "list"}, objects), agents),
+				each("team-a", []string{"get", "list"}, objects), []string{getStore}, agents),
 			denied: concat(each("team-a", writeVerbs, kinds...), each("team-a", []string{"update", "patch"}, statuses...),
 				each("team-a", []string{"create", "delete"}, objects), []string{use}, otherNamespace, notAgents),
 		},
@@ -145,14 +147,16 @@ func TestRolesOnTheAPIServer(t *testing.T) {
 		},
 		"the namespace's data path ServiceAccount uses the data path and nothing of the API": {
 			subject: sa,
-			allowed: concat(each("team-a", []string{"get", "list", "create", "delete"}, objects), []string{use}, agents),
-			denied:  concat(each("team-a", concat(readVerbs, writeVerbs), kinds...), otherNamespace, notAgents),
+			allowed: concat(each("team-a", []string{"get", "list", "create", "delete"}, objects), []string{use, getStore}, agents),
+			denied: concat(each("team-a", concat(readVerbs, writeVerbs), kinds...), otherNamespace, notAgents,
+				each("team-a", []string{"list", "watch", "create", "update", "delete"}, "objectstores.etl.mlkube.io"),
+				[]string{"team-a: get secrets", "team-b: get objectstores.etl.mlkube.io"}),
 		},
 		"an authenticated user with no binding only reaches the agents": {
 			subject: subject{"nobody", authenticated},
 			allowed: agents,
 			denied: concat(each("team-a", readVerbs, kinds...), each("team-a", []string{"get"}, objects),
-				[]string{use}, notAgents),
+				[]string{use, getStore}, notAgents),
 		},
 		"an unauthenticated caller cannot reach the agents": {
 			subject: subject{"system:anonymous", []string{"system:unauthenticated"}},

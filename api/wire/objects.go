@@ -18,9 +18,16 @@ import (
 //
 // ?node=NODE on any of them names the node to store on or read from instead of the one
 // placement picks.
+//
+// The objects of the namespace's ObjectStores are listed the same way, a page at a time (an
+// ObjectList), by the agent with the store's keys; the caller needs get on the ObjectStore:
+//
+//	GET    /v1/stores/{namespace}/{store}/?prefix=&after=&limit=&delimiter=   delimiter is "/" or none
 const (
 	// PathObjects is the object API's prefix.
 	PathObjects = "/v1/objects/"
+	// PathStores is the prefix of the listings of a namespace's ObjectStores.
+	PathStores = "/v1/stores/"
 
 	// HeaderChecksum carries an object's SHA-256, lower-case hex. On a PUT it is optional and,
 	// when given, verified before the object becomes visible (400 and nothing written on a

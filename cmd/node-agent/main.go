@@ -297,6 +297,13 @@ func run(s serving, opts agent.Options) error {
 	opts.Peers = agent.EndpointSlicePeers{Reader: transforms}
 	opts.NamespaceQuotaOf = agent.NamespaceQuotas(ctx, transforms)
 	opts.StoreSecrets = agent.SecretsOf(cs.CoreV1())
+	// ObjectStores are read when a caller lists one, not cached: listings are rare, and bounded
+	// (agent.maxStoreLists).
+	direct, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return fmt.Errorf("API client: %w", err)
+	}
+	opts.ObjectStores = agent.ObjectStoresOf(direct)
 	a, err := agent.New(opts)
 	if err != nil {
 		return err

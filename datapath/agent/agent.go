@@ -79,7 +79,11 @@ type Options struct {
 	// StoreSecrets reads a namespace's store keys; nil refuses runs from
 	// stores that are not anonymous.
 	StoreSecrets StoreSecrets
-	Resolver     Resolver
+	// ObjectStores reads a namespace's ObjectStores for listings of their objects; nil answers
+	// them 501.
+	ObjectStores ObjectStoreSpecs
+
+	Resolver Resolver
 	// RequireTransformerAuth makes the agent probe each transformer pod before its first object
 	// (PathAuthProbe, without the credential) and refuse, with 503, one that answers below 400.
 	RequireTransformerAuth bool
@@ -142,6 +146,8 @@ type Agent struct {
 	peers     *http.Client
 	peerToken tokenFile
 	located   locations
+	// storeLists holds a slot per listing of an ObjectStore under way (maxStoreLists).
+	storeLists chan struct{}
 }
 
 var _ http.Handler = (*Agent)(nil)
@@ -187,6 +193,8 @@ func New(opts Options) (*Agent, error) {
 		metrics: newMetrics(),
 		stats:   recorder{node: opts.Node},
 		limits:  newNodeLimits(opts),
+
+		storeLists: make(chan struct{}, maxStoreLists),
 	}
 	a.stats.forget = a.metrics.forget
 	if opts.RequireTransformerAuth {
@@ -295,6 +303,8 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveStream(w, r)
 	case strings.HasPrefix(path, wire.PathObjects):
 		a.serveObjects(w, r)
+	case strings.HasPrefix(path, wire.PathStores):
+		a.serveStoreList(w, r)
 	case strings.HasPrefix(path, wire.NodeRunsPath):
 		a.serveNodeRuns(w, r)
 	case strings.HasPrefix(path, wire.PathInflight):

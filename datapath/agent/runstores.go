@@ -33,31 +33,41 @@ type runStores struct{ a *Agent }
 var _ noderun.Stores = runStores{}
 
 func (s runStores) Open(ctx context.Context, ns string, st wire.RunStore) (noderun.Store, error) {
-	var data map[string][]byte
-	if !st.Spec.Anonymous {
-		if s.a.opts.StoreSecrets == nil {
-			return nil, fmt.Errorf("ObjectStore %s: this agent reads no Secrets, so no store keys", st.Name)
-		}
-		var err error
-		if data, err = s.a.opts.StoreSecrets(ctx, ns); err != nil {
-			if status.Of(err) == http.StatusNotFound {
-				return nil, fmt.Errorf("ObjectStore %s: namespace %s has no Secret %s, which holds its stores' keys; create it", st.Name, ns, etlv1alpha1.ObjectStoreSecretName)
-			}
-			return nil, fmt.Errorf("ObjectStore %s: reading the Secret %s: %w", st.Name, etlv1alpha1.ObjectStoreSecretName, err)
-		}
-	}
-	keys, err := objectstore.KeysFrom(st.Name, &st.Spec, data)
+	c, err := s.a.openStore(ctx, ns, st.Name, &st.Spec)
 	if err != nil {
 		return nil, err
 	}
-	c, err := objectstore.New(st.Name, &st.Spec, keys, s.a.opts.Stores)
+	return runStore{c}, nil
+}
+
+// openStore is a client of ObjectStore name of namespace ns with the keys of ns's Secret, dialled
+// within the agent's egress policy for stores, once it has reached the bucket.
+func (a *Agent) openStore(ctx context.Context, ns, name string, spec *etlv1alpha1.ObjectStoreSpec) (*objectstore.Store, error) {
+	var data map[string][]byte
+	if !spec.Anonymous {
+		if a.opts.StoreSecrets == nil {
+			return nil, fmt.Errorf("ObjectStore %s: this agent reads no Secrets, so no store keys", name)
+		}
+		var err error
+		if data, err = a.opts.StoreSecrets(ctx, ns); err != nil {
+			if status.Of(err) == http.StatusNotFound {
+				return nil, fmt.Errorf("ObjectStore %s: namespace %s has no Secret %s, which holds its stores' keys; create it", name, ns, etlv1alpha1.ObjectStoreSecretName)
+			}
+			return nil, fmt.Errorf("ObjectStore %s: reading the Secret %s: %w", name, etlv1alpha1.ObjectStoreSecretName, err)
+		}
+	}
+	keys, err := objectstore.KeysFrom(name, spec, data)
+	if err != nil {
+		return nil, err
+	}
+	c, err := objectstore.New(name, spec, keys, a.opts.Stores)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.Check(ctx); err != nil {
 		return nil, err
 	}
-	return runStore{c}, nil
+	return c, nil
 }
 
 // runStore is a store client as a run sees it: missing objects answer 404, a store that cannot

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/placement"
+	"github.com/mlkube/mlkube/internal/access"
 	"github.com/mlkube/mlkube/internal/egress"
 	"github.com/mlkube/mlkube/internal/s3test"
 	"github.com/mlkube/mlkube/internal/status"
@@ -356,5 +358,95 @@ func TestNodeRunCopies(t *testing.T) {
 	withArgs.UID, withArgs.Args = "8e2a7c1e-0b1d-4c5e-9a8f-0123456789ab", "x"
 	if a, _ := e.putRun("copy-args", withArgs); a.status != http.StatusBadRequest || !strings.Contains(string(a.body), "a copy (no pipeline) has no transformer") {
 		t.Errorf("a copy with args: %d %s; want 400 saying there is no transformer", a.status, a.body)
+	}
+}
+
+// storeSpec is the ObjectStore raw of the tests: bucket at endpoint, keys in the namespace's
+// Secret under raw.*.
+func storeSpec(endpoint, bucket string) *etlv1alpha1.ObjectStoreSpec {
+	return &storeRun("", endpoint, bucket).SourceStore.Spec
+}
+
+// TestListAnObjectStore: a caller RBAC lets get the ObjectStore pages through its objects as
+// through the node tier's, grouped at "/" or not; a caller who may not is refused before the
+// agent reads anything, and a store that cannot be used, or none, is a reason naming it.
+func TestListAnObjectStore(t *testing.T) {
+	srv := s3test.Start(t)
+	admin := srv.Bucket(t, "raw")
+	for _, key := range []string{"images/a.jpg", "images/b.jpg", "images/c/d.jpg", "top"} {
+		putStoreObject(t, admin, "raw", key, []byte(key))
+	}
+	f := &rbac{allowed: map[string]map[string]bool{}}
+	f.grant("erin", access.Request{Verb: "get", Namespace: "default", Resource: access.ResourceObjectStores, Name: "raw"})
+	f.grant("mallory")
+	stores := map[string]*etlv1alpha1.ObjectStoreSpec{"raw": storeSpec(srv.Endpoint, "raw"), "gone": storeSpec(srv.Endpoint, "nobucket")}
+	read := 0
+	e := storeEnv(t, testNode, storeKeys(srv))
+	e.agent.opts.Access = f
+	e.agent.opts.ObjectStores = func(_ context.Context, ns, name string) (*etlv1alpha1.ObjectStoreSpec, error) {
+		read++
+		if sp, ok := stores[name]; ok && ns == "default" {
+			return sp, nil
+		}
+		return nil, status.NotFound(fmt.Errorf("namespace %s has no ObjectStore %s", ns, name))
+	}
+	list := func(store, query string) (int, wire.ObjectList, string) {
+		a := e.do(http.MethodGet, e.url+wire.PathStores+"default/"+store+"/?"+query, nil)
+		var l wire.ObjectList
+		if a.status == http.StatusOK {
+			if err := json.Unmarshal(a.body, &l); err != nil {
+				t.Fatalf("the listing %s?%s: %v", store, query, err)
+			}
+		}
+		return a.status, l, string(a.body)
+	}
+	names := func(l wire.ObjectList) string {
+		var s []string
+		for _, it := range l.Items {
+			s = append(s, fmt.Sprintf("%s(%d)", it.Name, it.Size))
+		}
+		return fmt.Sprintf("%v %v next=%q", s, l.Prefixes, l.Next)
+	}
+
+	e.token = "erin"
+	for query, want := range map[string]string{
+		"prefix=images/&delimiter=/": `[images/a.jpg(12) images/b.jpg(12)] [images/c/] next=""`,
+		"delimiter=/":                `[top(3)] [images/] next=""`,
+		"prefix=images/":             `[images/a.jpg(12) images/b.jpg(12) images/c/d.jpg(14)] [] next=""`,
+		"limit=2":                    `[images/a.jpg(12) images/b.jpg(12)] [] next="images/b.jpg"`,
+		"limit=2&after=images/b.jpg": `[images/c/d.jpg(14) top(3)] [] next=""`,
+		"prefix=none/&delimiter=/":   `[] [] next=""`,
+	} {
+		if code, l, body := list("raw", query); code != http.StatusOK || names(l) != want {
+			t.Errorf("listing raw?%s: %d %s %s; want %s", query, code, names(l), body, want)
+		}
+	}
+	for _, c := range []struct {
+		token, store, query string
+		code                int
+		says                string
+	}{
+		{"mallory", "raw", "", http.StatusForbidden, "may not get objectstores.etl.mlkube.io raw"},
+		{"erin", "other", "", http.StatusForbidden, "may not get objectstores.etl.mlkube.io other"},
+		{"erin", "raw", "delimiter=,", http.StatusBadRequest, "listing groups names at"},
+		{"erin", "Bad_Name", "", http.StatusBadRequest, "ObjectStore"},
+	} {
+		e.token = c.token
+		before := read
+		if code, _, body := list(c.store, c.query); code != c.code || !strings.Contains(body, c.says) || read != before {
+			t.Errorf("%s listing %s?%s: %d %s (ObjectStores read %d); want %d saying %q, nothing read", c.token, c.store, c.query, code, body, read-before, c.code, c.says)
+		}
+	}
+	f.grant("erin", access.Request{Verb: "get", Namespace: "default", Resource: access.ResourceObjectStores, Name: "gone"},
+		access.Request{Verb: "get", Namespace: "default", Resource: access.ResourceObjectStores, Name: "other"})
+	e.token = "erin"
+	if code, _, body := list("gone", ""); code != http.StatusBadGateway || !strings.Contains(body, "ObjectStore gone (bucket nobucket") || !strings.Contains(body, "the bucket does not exist") {
+		t.Errorf("listing a store whose bucket is gone: %d %s; want 502 naming the store and the bucket", code, body)
+	}
+	if code, _, body := list("other", ""); code != http.StatusNotFound || !strings.Contains(body, "no ObjectStore other") {
+		t.Errorf("listing a store the namespace does not have: %d %s; want 404 naming it", code, body)
+	}
+	if code, _, body := list("raw", ""); code != http.StatusOK || strings.Contains(body, srv.SecretKey) {
+		t.Errorf("listing raw: %d; the answer must not carry the keys", code)
 	}
 }

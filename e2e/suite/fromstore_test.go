@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,6 +172,18 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 		storeYAMLFor("nobucket", cluster.S3Endpoint, bucket+"-missing")+
 		storeYAMLFor("nowhere", strings.Replace(cluster.S3Endpoint, "s3.", "nowhere.", 1), bucket))
 	erin.do(ns, "apply --filename=stores.yaml", "objectstore.etl.mlkube.io/raw created")
+
+	// kubectl etl ls lists the bucket through an agent, whose keys never leave the cluster.
+	erin.do(ns, "etl ls s3://raw/", "images/")
+	var keys []string
+	for name := range images {
+		keys = append(keys, "images/"+name)
+	}
+	slices.Sort(keys)
+	if listed := strings.Fields(erin.do(ns, "etl ls s3://raw/images/ --recursive -o name")); !slices.Equal(listed, keys) {
+		t.Errorf("kubectl etl ls s3://raw/images/ --recursive listed %d keys (first %.3q); want the %d put", len(listed), listed, len(keys))
+	}
+	erin.refused([]string{"etl", "ls", "-n", ns, "s3://nobucket/"}, "", "ObjectStore nobucket cannot be listed", "the bucket does not exist")
 
 	erin.file("pod.yaml", restrictedMD5Pod)
 	erin.do(ns, "etl init spec -f pod.yaml --name md5", "transform.etl.mlkube.io/md5 created")

@@ -26,6 +26,9 @@ const (
 	VerbUse           = "use"
 	ResourceTransform = "transforms"
 	ResourceObjects   = "objects"
+	// ResourceObjectStores is the ObjectStore kind itself: who may get one may list its objects
+	// through an agent.
+	ResourceObjectStores = "objectstores"
 	// maxTokenLen bounds a bearer token: ServiceAccount tokens are about 1 KiB, and a larger one
 	// would only make the agent hash and send more.
 	maxTokenLen = 16 << 10

@@ -120,8 +120,9 @@ func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.P
 
 // Object is one object of a listing.
 type Object struct {
-	Key  string
-	Size int64
+	Key      string
+	Size     int64
+	Modified time.Time
 }
 
 // Check reaches the bucket with the store's keys: nil, or why the store cannot be used (keys
@@ -156,6 +157,42 @@ func (s *Store) List(ctx context.Context, prefix string, max int, fn func(Object
 		}
 	}
 	return nil
+}
+
+// Page is one page of a listing: the objects, and with a delimiter the prefixes that group the
+// keys below them; More says keys follow the last entry.
+type Page struct {
+	Objects  []Object
+	Prefixes []string
+	More     bool
+}
+
+// ListPage pages through the keys under prefix that sort after after, in key order, at most limit
+// entries; with delimiter "/" the keys below the next "/" come as one prefix each, as a
+// directory listing shows them (S3's listing groups at "/" only).
+func (s *Store) ListPage(ctx context.Context, prefix, delimiter, after string, limit int) (Page, error) {
+	if delimiter != "" && delimiter != "/" {
+		return Page{}, fmt.Errorf("ObjectStore %s: a listing groups names at \"/\" or not at all, not at %q", s.name, delimiter)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops minio-go's listing goroutine once the page is full
+	var p Page
+	opts := minio.ListObjectsOptions{Prefix: prefix, Recursive: delimiter == "", StartAfter: after}
+	for o := range s.c.ListObjects(ctx, s.bucket, opts) {
+		switch {
+		case o.Err != nil:
+			return Page{}, s.explain(o.Err, prefix)
+		case len(p.Objects)+len(p.Prefixes) == limit:
+			p.More = true
+			return p, nil
+		case delimiter != "" && strings.HasSuffix(o.Key, delimiter) && o.ETag == "":
+			// minio-go sends each common prefix as an object with its key and nothing else.
+			p.Prefixes = append(p.Prefixes, o.Key)
+		default:
+			p.Objects = append(p.Objects, Object{Key: o.Key, Size: o.Size, Modified: o.LastModified})
+		}
+	}
+	return p, nil
 }
 
 // Get opens object key and returns its body and size; the caller closes it.

@@ -90,6 +90,38 @@ func TestPutGetListAgainstARealServer(t *testing.T) {
 	if err := s.List(ctx, "a/", 2, func(Object) error { return nil }); err == nil || !strings.Contains(err.Error(), "more than 2 objects under \"a/\"") {
 		t.Errorf("a listing past its bound: %v; want it refused, naming the bound", err)
 	}
+	// Pages as ls shows them: grouped at "/", or every key; limit and after page through.
+	for _, c := range []struct {
+		prefix, delimiter, after string
+		limit                    int
+		want                     string
+	}{
+		{"", "/", "", 10, "objects [z] prefixes [a/] more false"},
+		{"a/", "/", "", 10, "objects [a/1 a/2] prefixes [a/b/] more false"},
+		{"a/", "", "", 10, "objects [a/1 a/2 a/b/big] prefixes [] more false"},
+		{"", "", "", 2, "objects [a/1 a/2] prefixes [] more true"},
+		{"", "", "a/2", 2, "objects [a/b/big z] prefixes [] more false"},
+		{"nothing/", "/", "", 10, "objects [] prefixes [] more false"},
+	} {
+		p, err := s.ListPage(ctx, c.prefix, c.delimiter, c.after, c.limit)
+		if err != nil {
+			t.Fatalf("ListPage(%q, %q, %q, %d): %v", c.prefix, c.delimiter, c.after, c.limit, err)
+		}
+		keys := []string{}
+		for _, o := range p.Objects {
+			keys = append(keys, o.Key)
+			if o.Size != int64(len(want[o.Key])) || o.Modified.IsZero() {
+				t.Errorf("paged %s of size %d modified %v; want %d and a time", o.Key, o.Size, o.Modified, len(want[o.Key]))
+			}
+		}
+		got := fmt.Sprintf("objects %v prefixes %v more %v", keys, append([]string{}, p.Prefixes...), p.More)
+		if got != c.want {
+			t.Errorf("ListPage(%q, %q, %q, %d) = %s; want %s", c.prefix, c.delimiter, c.after, c.limit, got, c.want)
+		}
+	}
+	if _, err := s.ListPage(ctx, "", ",", "", 10); err == nil || !strings.Contains(err.Error(), `at "/" or not at all`) {
+		t.Errorf("a page grouped at \",\": %v; want it refused", err)
+	}
 	if ok, err := s.Exists(ctx, "a/2"); !ok || err != nil {
 		t.Errorf("Exists(a/2) = %v, %v; want true", ok, err)
 	}

@@ -3,6 +3,7 @@ package etl
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,22 +26,31 @@ type lsOptions struct {
 	recursive      bool
 	limit          int
 	serviceAccount string
+	// store is the ObjectStore of an s3://STORE/PREFIX argument.
+	store string
 }
 
 func newLsCommand(env *cli.Env, dp dataPath) *cobra.Command {
 	o := &lsOptions{env: env, dataPath: dp}
 	cmd := &cobra.Command{
-		Use:   "ls [PREFIX]",
-		Short: "List the namespace's objects",
+		Use:   "ls [PREFIX | s3://STORE/PREFIX]",
+		Short: "List the namespace's objects, or an ObjectStore's",
 		Long: `List the objects of the namespace whose names start with PREFIX (etl:PREFIX works too), one row
 each with its size, age and node. As ls does, the names below the next "/" are grouped into one
 entry ending in "/"; --recursive lists every object instead. Needs the ClusterRole
-mlkube-datapath-viewer bound in the namespace to --service-account.`,
+mlkube-datapath-viewer bound in the namespace to --service-account.
+
+With s3://STORE/PREFIX, list the keys under PREFIX of the namespace's ObjectStore STORE instead: an
+agent lists the bucket with the store's keys, which never leave the cluster, for a
+--service-account that may get the ObjectStore (mlkube-datapath-viewer grants it).`,
 		Example: `  # The top of the namespace's objects
   kubectl etl ls
 
   # Every object under raw/, as JSON
-  kubectl etl ls raw/ --recursive -o json`,
+  kubectl etl ls raw/ --recursive -o json
+
+  # The keys under images/ of the ObjectStore raw
+  kubectl etl ls s3://raw/images/`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE:              cli.RunE(o),
@@ -57,6 +67,13 @@ mlkube-datapath-viewer bound in the namespace to --service-account.`,
 
 func (o *lsOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.cmd = cmd
+	if len(args) == 1 && strings.HasPrefix(args[0], storeScheme) {
+		o.store, o.prefix, _ = strings.Cut(strings.TrimPrefix(args[0], storeScheme), "/")
+		if o.store == "" {
+			return cli.UsageError(cmd, "%s: want s3://STORE/PREFIX, STORE an ObjectStore of the namespace (kubectl get objectstores)", args[0])
+		}
+		return nil
+	}
 	if len(args) == 1 {
 		o.prefix = objectArg(args[0])
 	}
@@ -81,6 +98,7 @@ func (o *lsOptions) Run(ctx context.Context) error {
 		return err
 	}
 	defer stop()
+	c.store = o.store
 	delimiter := "/"
 	if o.recursive {
 		delimiter = ""
@@ -103,7 +121,11 @@ func (o *lsOptions) print(list wire.ObjectList, namespace string) error {
 		return nil
 	}
 	if len(list.Items)+len(list.Prefixes) == 0 {
-		fmt.Fprintf(o.env.ErrOut, "No objects found under %q in namespace %s.\n", o.prefix, namespace)
+		where := "namespace " + namespace
+		if o.store != "" {
+			where = fmt.Sprintf("ObjectStore %s of namespace %s", o.store, namespace)
+		}
+		fmt.Fprintf(o.env.ErrOut, "No objects found under %q in %s.\n", o.prefix, where)
 		return nil
 	}
 	p := cli.NewPrintFlags(true)

@@ -23,6 +23,8 @@ type objectClient struct {
 	token string
 	// namespace and serviceAccount are who the token speaks for, named in refusals.
 	namespace, serviceAccount string
+	// store, when set, makes List list that ObjectStore of the namespace (wire.PathStores).
+	store string
 }
 
 // openObjects reaches the object API of the namespace of --namespace: one token of
@@ -60,6 +62,9 @@ const remoteScheme = "etl:"
 // objectURL is the URL of object (a prefix ending in "/" for a list) with query q.
 func (c *objectClient) objectURL(object string, q url.Values) string {
 	u := c.base + wire.PathObjects + c.namespace
+	if c.store != "" {
+		u = c.base + wire.PathStores + c.namespace + "/" + url.PathEscape(c.store)
+	}
 	if object == "" {
 		u += "/"
 	} else {
@@ -240,6 +245,12 @@ func (c *objectClient) refusal(method, object string, code int, msg string) erro
 	if object == "" {
 		what = "the objects"
 	}
+	if c.store != "" {
+		if err := c.storeRefusal(code, answer); err != nil {
+			return err
+		}
+		what = "the objects of ObjectStore " + c.store
+	}
 	switch code {
 	case http.StatusForbidden:
 		verb, role := objectVerb(method, object)
@@ -253,6 +264,21 @@ func (c *objectClient) refusal(method, object string, code int, msg string) erro
 		return fmt.Errorf("no room for %s on its node (%s); free space with kubectl etl rm, or store it on another node", what, answer)
 	}
 	return agentRefusal(sa, code, msg, fmt.Sprintf("%s %s", method, what))
+}
+
+// storeRefusal explains the refusals particular to listing an ObjectStore; nil for the others.
+func (c *objectClient) storeRefusal(code int, answer string) error {
+	switch code {
+	case http.StatusForbidden:
+		sa := c.namespace + ":" + c.serviceAccount
+		return fmt.Errorf("ServiceAccount %s may not get ObjectStore %s in namespace %s (%s), which listing its objects needs; bind it to %s: %s (docs/datapath-rbac.md), or pass --service-account",
+			sa, c.store, c.namespace, answer, viewerRole, bindCommand(c.namespace, c.serviceAccount, c.serviceAccount+"-datapath-list", viewerRole))
+	case http.StatusNotFound:
+		return fmt.Errorf("no ObjectStore %s in namespace %s (%s); kubectl get objectstores lists the namespace's", c.store, c.namespace, answer)
+	case http.StatusBadGateway:
+		return fmt.Errorf("ObjectStore %s cannot be listed (%s)", c.store, answer)
+	}
+	return nil
 }
 
 // objectVerb is the RBAC verb of a request of the object API, and the data path ClusterRole that

@@ -95,6 +95,10 @@ func (a *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.Method+" "+pipeline+"("+r.URL.Query().Get(wire.QueryArgs)+") "+name+": "+string(body))
 		return
 	}
+	if store, ok := strings.CutPrefix(r.URL.EscapedPath(), wire.PathStores+"default/"); ok {
+		a.storeList(w, r, strings.TrimSuffix(store, "/"))
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), wire.PathObjects+"default")
 	if !ok {
 		http.NotFound(w, r)
@@ -163,6 +167,23 @@ func (a *fakeAgent) object(w http.ResponseWriter, r *http.Request, name string) 
 }
 
 // list answers one page: the objects under prefix after after, those below the delimiter grouped.
+// storeList lists the ObjectStore raw, which holds the agent's objects; the namespace has no
+// ObjectStore gone, may not get locked, and down cannot be reached.
+func (a *fakeAgent) storeList(w http.ResponseWriter, r *http.Request, store string) {
+	switch store {
+	case "raw":
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.list(w, r)
+	case "locked":
+		http.Error(w, "may not get objectstores.etl.mlkube.io locked", http.StatusForbidden)
+	case "down":
+		http.Error(w, "ObjectStore down (bucket b at http://s3): the endpoint cannot be reached", http.StatusBadGateway)
+	default:
+		http.Error(w, "namespace default has no ObjectStore "+store, http.StatusNotFound)
+	}
+}
+
 func (a *fakeAgent) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	prefix, delim, after := q.Get(wire.QueryPrefix), q.Get(wire.QueryDelimiter), q.Get(wire.QueryAfter)

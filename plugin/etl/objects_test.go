@@ -89,6 +89,37 @@ func TestLs(t *testing.T) {
 				"raw/a.txt   20B   10m   node-a\n" +
 				"raw/b.txt   20B   10m   node-a\n",
 		},
+		"an ObjectStore's keys, across pages": {
+			args: "ls s3://raw/raw/ --no-headers", objects: tree, pageSize: 2,
+			wantOut: "" +
+				"raw/sub/                \n" +
+				"raw/a.txt   20B   10m   node-a\n" +
+				"raw/b.txt   20B   10m   node-a\n",
+		},
+		"an ObjectStore's top": {
+			args: "ls s3://raw -o name", objects: tree,
+			wantOut: "raw/\nraw2/\ntop.txt\n",
+		},
+		"nothing in an ObjectStore": {
+			args: "ls s3://raw/none/", objects: tree,
+			wantErr: "No objects found under \"none/\" in ObjectStore raw of namespace default.\n",
+		},
+		"an ObjectStore the namespace does not have": {
+			args: "ls s3://gone/x/", wantCode: 1,
+			wantErr: "error: no ObjectStore gone in namespace default (404: namespace default has no ObjectStore gone); kubectl get objectstores lists the namespace's\n",
+		},
+		"an ObjectStore the ServiceAccount may not get": {
+			args: "ls s3://locked/", wantCode: 1,
+			wantErr: "error: ServiceAccount default:mlkube-cli may not get ObjectStore locked in namespace default (403: may not get objectstores.etl.mlkube.io locked), which listing its objects needs; bind it to mlkube-datapath-viewer: kubectl -n default create rolebinding mlkube-cli-datapath-list --clusterrole=mlkube-datapath-viewer --serviceaccount=default:mlkube-cli (docs/datapath-rbac.md), or pass --service-account\n",
+		},
+		"an ObjectStore that cannot be reached": {
+			args: "ls s3://down/", wantCode: 1,
+			wantErr: "error: ObjectStore down cannot be listed (502: ObjectStore down (bucket b at http://s3): the endpoint cannot be reached)\n",
+		},
+		"s3:// with no store": {
+			args: "ls s3://", wantCode: 1,
+			wantErr: "error: s3://: want s3://STORE/PREFIX, STORE an ObjectStore of the namespace (kubectl get objectstores); see 'kubectl etl ls --help'\n",
+		},
 		"recursive names": {
 			args: "ls raw/ -R -o name", objects: tree, pageSize: 2,
 			wantOut: "raw/a.txt\nraw/b.txt\nraw/sub/c.txt\nraw/sub/deep/d.txt\n",
