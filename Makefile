@@ -138,18 +138,21 @@ test-all: lint test krew-check e2e ## everything README promises: lint, unit, in
 .PHONY: test
 test: test-unit test-race test-python fuzz ## unit and integration tests (real kube-apiserver + etcd), the data path under -race, the Python client, then fuzzing
 
-.PHONY: test-unit
-test-unit:
-	assets=$$(hack/build/envtest-assets.sh); s3=$$(hack/build/pinned.sh versitygw); \
-	KUBEBUILDER_ASSETS=$$assets MLKUBE_S3_SERVER=$$s3 MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 ./...
-
 # The packages whose goroutines share connections, buffers and counters: the data path (the agent and
-# its run executor), the SDK, the io shim, the WebSocket and the buffer pool.
+# its run executor), the SDK, the io shim, the WebSocket and the buffer pool. They run under the race
+# detector (test-race), and not a second time without it (test-unit).
 RACE_PACKAGES := ./datapath/... ./sdk/... ./runtimes/ioshim/... ./internal/ws/... ./internal/bufpool/...
 
+.PHONY: test-unit
+test-unit: ## the tests of every package but RACE_PACKAGES, with a real kube-apiserver and S3 server
+	assets=$$(hack/build/envtest-assets.sh); s3=$$(hack/build/pinned.sh versitygw); \
+	race=$$($(GO) list $(RACE_PACKAGES)); pkgs=$$($(GO) list ./... | grep -vxF "$$race"); \
+	KUBEBUILDER_ASSETS=$$assets MLKUBE_S3_SERVER=$$s3 MLKUBE_REQUIRE_ENVTEST=1 $(GO) test -count=1 $$pkgs
+
 .PHONY: test-race
-test-race: ## the data path packages under the race detector
-	CGO_ENABLED=1 $(GO) test -count=1 -race $(RACE_PACKAGES)
+test-race: ## the data path packages' tests under the race detector, with a real S3 server
+	s3=$$(hack/build/pinned.sh versitygw); \
+	CGO_ENABLED=1 MLKUBE_S3_SERVER=$$s3 $(GO) test -count=1 -race $(RACE_PACKAGES)
 
 # The Python client (python/) is built and tested with Debian's python3, not a pyenv shim on PATH:
 # it depends only on what Debian packages (hack/build/install-deps.sh installs them).
