@@ -6,6 +6,7 @@
 package objectstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -211,8 +212,23 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, int64, erro
 }
 
 // Put writes r as object key, size bytes or -1 when unknown; objects larger than PartSize go up
-// as a multipart upload, which the store makes visible only once complete.
+// as a multipart upload, which the store makes visible only once complete. An object of unknown
+// size is read up to PartSize first: one that ends by then (most results of a transform) goes up
+// in one PUT, not as a multipart upload of one part, which takes three requests and a buffer of
+// PartSize.
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	if size < 0 {
+		head := new(bytes.Buffer)
+		n, err := head.ReadFrom(io.LimitReader(r, PartSize+1))
+		if err != nil {
+			return err // the reader's own failure, not the store's
+		}
+		if n <= PartSize {
+			r, size = head, n
+		} else {
+			r = io.MultiReader(head, r)
+		}
+	}
 	_, err := s.c.PutObject(ctx, s.bucket, key, r, size, minio.PutObjectOptions{PartSize: PartSize, ContentType: "application/octet-stream"})
 	if err != nil {
 		return s.explain(err, key)

@@ -10,10 +10,14 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/minio/minio-go/v7"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/egress"
+	"github.com/mlkube/mlkube/internal/loadgen"
 	"github.com/mlkube/mlkube/internal/s3test"
 )
 
@@ -55,9 +59,9 @@ func TestPutGetListAgainstARealServer(t *testing.T) {
 	}
 	want := map[string][]byte{"a/1": random(t, 1), "a/2": random(t, 4096), "a/b/big": random(t, PartSize+12345), "z": random(t, 10)}
 	for key, data := range want {
-		size := int64(len(data))
-		if len(data) > PartSize {
-			size = -1 // unknown: multipart, as a transformer's streamed answer goes up
+		size := int64(-1) // unknown, as a transformer's streamed answer goes up
+		if key == "z" {
+			size = int64(len(data))
 		}
 		if err := s.Put(ctx, key, bytes.NewReader(data), size); err != nil {
 			t.Fatalf("Put %s: %v", key, err)
@@ -72,6 +76,14 @@ func TestPutGetListAgainstARealServer(t *testing.T) {
 		r.Close()
 		if err != nil || !bytes.Equal(got, data) || size != int64(len(data)) {
 			t.Errorf("Get %s: %d bytes (size %d, %v); want the %d put", key, len(got), size, err, len(data))
+		}
+	}
+	// Of unknown size, the small objects went up in one PUT (an ETag without a part count) and
+	// the large one as a multipart upload.
+	for key, wantParts := range map[string]bool{"a/1": false, "a/2": false, "a/b/big": true} {
+		info, err := s.c.StatObject(ctx, "raw", key, minio.StatObjectOptions{})
+		if err != nil || strings.Contains(info.ETag, "-") != wantParts {
+			t.Errorf("%s: ETag %q, %v; want a multipart upload's: %v", key, info.ETag, err, wantParts)
 		}
 	}
 	var listed []string
@@ -130,6 +142,55 @@ func TestPutGetListAgainstARealServer(t *testing.T) {
 	}
 	if _, _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `object "nope": it does not exist`) {
 		t.Errorf("Get(nope): %v; want ErrNotFound naming the object", err)
+	}
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+// A reader that takes exactly an object's size and closes it, as a run's transformer request
+// does, leaves the connection to the next GET: 20 GETs in a row take one connection, not 20.
+func TestGetsReuseTheirConnection(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "raw")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &countingListener{Listener: ln}
+	go loadgen.Relay(counted, strings.TrimPrefix(srv.Endpoint, "http://"))
+	t.Cleanup(func() { ln.Close() })
+	s := open(t, spec("http://"+ln.Addr().String(), "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	ctx := context.Background()
+	data := random(t, 100<<10)
+	if err := s.Put(ctx, "obj", bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	before := counted.accepted.Load()
+	for i := range 20 {
+		body, size, err := s.Get(ctx, "obj")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, size)
+		if _, err := io.ReadFull(body, got); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+		body.Close()
+	}
+	if n := counted.accepted.Load() - before; n > 1 {
+		t.Errorf("20 GETs read to their size took %d new connections; want at most 1", n)
 	}
 }
 

@@ -57,7 +57,8 @@ func Start(t testing.TB) *Server {
 	l.Close()
 	s := &Server{Endpoint: "http://" + host, Region: "us-east-1", AccessKey: "root" + token(4), SecretKey: token(20), host: host}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--port", host, "--region", s.Region, "--health", "/health", "--quiet",
+	// --keep-alive: as S3 services do (versitygw closes each connection after its answer otherwise).
+	cmd := exec.CommandContext(ctx, bin, "--port", host, "--region", s.Region, "--health", "/health", "--quiet", "--keep-alive",
 		"posix", "--sidecar", filepath.Join(dir, "meta"), filepath.Join(dir, "data"))
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
 	log, err := os.Create(filepath.Join(dir, "server.log"))
