@@ -58,21 +58,7 @@ type where struct {
 }
 
 func TestDataPathOnTheCluster(t *testing.T) {
-	kubeconfig := os.Getenv("MLKUBE_BENCH_KUBECONFIG")
-	if kubeconfig == "" {
-		t.Skip("MLKUBE_BENCH_KUBECONFIG is not set; run `make bench-cluster`")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 50, 100
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k8s := kubetest.Client{Client: c, Interval: time.Second, Timeout: 3 * time.Minute}
-	cs := kubernetes.NewForConfigOrDie(cfg)
+	kubeconfig, k8s, cs := benchCluster(t)
 	// MLKUBE_BENCH_ONLY selects rows, e.g. for a profile of one path under a long load.
 	only, err := regexp.Compile(os.Getenv("MLKUBE_BENCH_ONLY"))
 	if err != nil {
@@ -156,7 +142,10 @@ func TestDataPathOnTheCluster(t *testing.T) {
 		}
 	}
 	if len(plan.Rows) == 0 && len(sets) == 0 && len(pys) == 0 {
-		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16, or cp/files and cp/big, or py/4096 and py/1048576", only)
+		if only.MatchString("store") {
+			t.Skipf("MLKUBE_BENCH_ONLY=%s selects only the store benchmark (TestStoreRunOnTheCluster)", only)
+		}
+		t.Fatalf("MLKUBE_BENCH_ONLY=%s selects no row; rows are named <path>/<size>x<in flight>, e.g. hpush/4096x16, or cp/files and cp/big, or py/4096 and py/1048576, or store", only)
 	}
 	var lines []string
 	var tbl string
@@ -294,6 +283,25 @@ func write(t *testing.T, name, data string) {
 }
 
 // readyNodes are the cluster's ready nodes, at least one.
+// benchCluster is the cluster of MLKUBE_BENCH_KUBECONFIG, as a client and a clientset; the test
+// is skipped without it.
+func benchCluster(t *testing.T) (string, kubetest.Client, *kubernetes.Clientset) {
+	kubeconfig := os.Getenv("MLKUBE_BENCH_KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("MLKUBE_BENCH_KUBECONFIG is not set; run `make bench-cluster`")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, kubetest.Client{Client: c, Interval: time.Second, Timeout: 3 * time.Minute}, kubernetes.NewForConfigOrDie(cfg)
+}
+
 func readyNodes(t *testing.T, k8s kubetest.Client) []string {
 	ready, err := fixture.ReadyNodes(context.Background(), k8s)
 	if err != nil {

@@ -14,6 +14,13 @@
 //	                                                     the io row's command, as small as a process is
 //	loadgen sums DIR                                      the SHA-256 of every file under DIR, as
 //	                                                     sha256sum prints them (loadgen.TreeSums)
+//	loadgen s3 seed|md5|check -endpoint URL -bucket B -prefix P [-to-bucket B2 -to-prefix Q]
+//	           [-n N -size BYTES] [-workers W]             the store benchmark's jobs against an S3
+//	                                                     server, keys in $AWS_ACCESS_KEY_ID and
+//	                                                     $AWS_SECRET_ACCESS_KEY (loadgen.S3): seed
+//	                                                     N objects, the plain GET → MD5 → PUT
+//	                                                     program, or check every result; one JSON
+//	                                                     line
 //	tar ...                                               (the image's link /tar) as much of tar as
 //	                                                     kubectl cp runs in a container
 package main
@@ -52,7 +59,7 @@ func main() {
 	}
 }
 
-const usage = "usage: loadgen serve|relay|drive|cat|sums [flags]"
+const usage = "usage: loadgen serve|relay|drive|cat|sums|s3 [flags]"
 
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
@@ -66,6 +73,9 @@ func run(args []string, out io.Writer) error {
 	dir := fs.String("dir", "", "a directory whose files GET /dir/<path> serves as they are (serve)")
 	backend := fs.String("backend", "", "host:port the relay forwards to (relay)")
 	plan := fs.String("plan", "", "the loadgen.Plan to run, as JSON (drive)")
+	if args[0] == "s3" {
+		return runS3(ctx, args[1:], out)
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -157,4 +167,59 @@ func bareServer(sizes, served string) (http.Handler, error) {
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	return mux, nil
+}
+
+// runS3 runs one job of the store benchmark (loadgen s3 seed|md5|check) and prints its result as
+// one JSON line.
+func runS3(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: loadgen s3 seed|md5|check [flags]")
+	}
+	fs := flag.NewFlagSet("loadgen s3 "+args[0], flag.ContinueOnError)
+	endpoint := fs.String("endpoint", "", "the S3 server, http(s)://host[:port]")
+	bucket := fs.String("bucket", "", "the bucket of the objects")
+	prefix := fs.String("prefix", "", "the prefix of the objects")
+	toBucket := fs.String("to-bucket", "", "the bucket of the results (md5, check)")
+	toPrefix := fs.String("to-prefix", "", "the prefix of the results (md5, check)")
+	n := fs.Int("n", 1000, "how many objects to seed")
+	size := fs.Int("size", 1<<20, "the size of each seeded object")
+	workers := fs.Int("workers", 4, "requests at a time")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	keys := [2]string{os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")}
+	src, err := loadgen.OpenS3(*endpoint, *bucket, keys[0], keys[1])
+	if err != nil {
+		return err
+	}
+	var dst *loadgen.S3
+	if args[0] != "seed" {
+		if dst, err = loadgen.OpenS3(*endpoint, *toBucket, keys[0], keys[1]); err != nil {
+			return err
+		}
+		if err := dst.Ensure(ctx); err != nil {
+			return err
+		}
+	}
+	enc := json.NewEncoder(out)
+	switch args[0] {
+	case "seed":
+		if err := src.Seed(ctx, *prefix, *n, *size, *workers); err != nil {
+			return err
+		}
+		return enc.Encode(map[string]int{"seeded": *n})
+	case "md5":
+		r, err := src.MD5(ctx, *prefix, dst, *toPrefix, *workers)
+		if err != nil {
+			return err
+		}
+		return enc.Encode(r)
+	case "check":
+		checked, err := src.CheckMD5(ctx, *prefix, dst, *toPrefix, *workers)
+		if err != nil {
+			return err
+		}
+		return enc.Encode(map[string]int{"checked": checked})
+	}
+	return fmt.Errorf("unknown s3 job %q: seed, md5 or check", args[0])
 }

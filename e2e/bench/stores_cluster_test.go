@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/e2e/cluster"
+	"github.com/mlkube/mlkube/internal/builders"
+	"github.com/mlkube/mlkube/internal/images"
+	"github.com/mlkube/mlkube/internal/kubetest"
+	"github.com/mlkube/mlkube/internal/loadgen"
+)
+
+// TestStoreRunOnTheCluster measures a TransformRun from a bucket of the e2e cluster's S3 server
+// through the md5 Transform into another bucket, on every node, against the plain program (loadgen
+// s3 md5: minio-go, GET → MD5 → PUT) in a pod on one node, at the same number of requests at a
+// time as each node's run: MLKUBE_BENCH_STORE_OBJECTS objects (1,000) of MLKUBE_BENCH_STORE_KIB
+// KiB (1,024), MLKUBE_BENCH_STORE_WORKERS at a time (4), MLKUBE_BENCH_ROUNDS rounds (3), the two
+// taking turns. Every result of every round, the plain program's and the run's, is read back and
+// checked against the MD5 of its object. The run is timed from its creation to its Succeeded
+// phase, as its user waits for it; the plain program from its listing to its last PUT.
+// MLKUBE_BENCH_ONLY leaves it out unless it matches "store".
+func TestStoreRunOnTheCluster(t *testing.T) {
+	_, k8s, cs := benchCluster(t)
+	if only, err := regexp.Compile(os.Getenv("MLKUBE_BENCH_ONLY")); err != nil || !only.MatchString("store") {
+		t.Skipf("MLKUBE_BENCH_ONLY=%s does not select store (%v)", os.Getenv("MLKUBE_BENCH_ONLY"), err)
+	}
+	objects := envInt(t, "MLKUBE_BENCH_STORE_OBJECTS", 1000)
+	size := envInt(t, "MLKUBE_BENCH_STORE_KIB", 1024) << 10
+	workers := envInt(t, "MLKUBE_BENCH_STORE_WORKERS", 4)
+	rounds := envInt(t, "MLKUBE_BENCH_ROUNDS", 3)
+	nodes := readyNodes(t, k8s)
+
+	ns := "bench-store-" + strconv.FormatInt(time.Now().Unix(), 36)
+	k8s.CreateTemporary(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	var root corev1.Secret
+	if err := k8s.Get(t.Context(), client.ObjectKey{Namespace: cluster.S3Namespace, Name: cluster.S3KeysSecret}, &root); err != nil {
+		t.Fatalf("the e2e cluster's S3 server keys (cluster up installs them): %v", err)
+	}
+	keys := map[string][]byte{}
+	for _, store := range []string{"raw", "out"} {
+		keys[store+".accessKeyID"] = root.Data["accessKeyID"]
+		keys[store+".secretAccessKey"] = root.Data["secretAccessKey"]
+	}
+	k8s.MustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ObjectStoreSecretName, Namespace: ns}, Data: keys})
+	in, out := ns+"-in", ns+"-out"
+	for store, bucket := range map[string]string{"raw": in, "out": out} {
+		k8s.MustCreate(t, &v1alpha1.ObjectStore{ObjectMeta: metav1.ObjectMeta{Name: store, Namespace: ns}, Spec: v1alpha1.ObjectStoreSpec{
+			Endpoint: cluster.S3Endpoint, Region: cluster.S3Region, Bucket: bucket, Addressing: v1alpha1.AddressingPath,
+			Credentials: &v1alpha1.ObjectStoreCredentials{SecretName: v1alpha1.ObjectStoreSecretName},
+		}})
+	}
+	md5 := builders.Transform("md5").Namespace(ns).Runtime(images.TransformerMD5.Ref).Obj()
+	k8s.MustCreate(t, md5)
+	job := storeJobs{t: t, k8s: k8s, cs: cs, ns: ns, node: nodes[0]}
+	job.run("seed", "seed", "-bucket", in, "-prefix", "in/", "-n", strconv.Itoa(objects), "-size", strconv.Itoa(size), "-workers", "8")
+	k8s.WaitForStage(t, md5, v1alpha1.StageRunning)
+
+	var plain, run []time.Duration
+	for r := 1; r <= rounds; r++ {
+		var res loadgen.S3Result
+		line := job.run(fmt.Sprintf("plain-%d", r), "md5", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
+			"-to-prefix", fmt.Sprintf("plain-%d/", r), "-workers", strconv.Itoa(workers))
+		if err := json.Unmarshal([]byte(line), &res); err != nil || res.Objects != int64(objects) {
+			t.Fatalf("round %d, the plain program: %q (%v); want %d objects", r, line, err, objects)
+		}
+		plain = append(plain, res.Elapsed)
+		run = append(run, timeRun(t, k8s, ns, r, objects, workers))
+		for _, prefix := range []string{"plain", "run"} {
+			job.run(fmt.Sprintf("check-%s-%d", prefix, r), "check", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
+				"-to-prefix", fmt.Sprintf("%s-%d/", prefix, r), "-workers", "8")
+		}
+	}
+	tbl := storeTable(objects, size, workers, len(nodes), plain, run)
+	t.Logf("%d rounds, nodes %v:\n%s", rounds, nodes, tbl)
+	if dir := os.Getenv("MLKUBE_BENCH_OUT"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, "store.md"), tbl)
+	}
+}
+
+// timeRun creates round r's TransformRun from the bucket through md5 into the other bucket and
+// returns how long it took to succeed, having done every object.
+func timeRun(t *testing.T, k8s kubetest.Client, ns string, r, objects, workers int) time.Duration {
+	run := &v1alpha1.TransformRun{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%d", r), Namespace: ns},
+		Spec: v1alpha1.TransformRunSpec{
+			Transform:      "md5",
+			Source:         v1alpha1.RunSource{Store: "raw", Prefix: "in"},
+			Destination:    v1alpha1.RunDestination{Store: "out", Prefix: fmt.Sprintf("run-%d", r)},
+			WorkersPerNode: ptr.To(int32(workers)),
+		},
+	}
+	k8s.Interval, k8s.Timeout = 200*time.Millisecond, 15*time.Minute
+	start := time.Now()
+	k8s.MustCreate(t, run)
+	run = kubetest.WaitFor(t, k8s, "run "+run.Name+" to succeed", run, func(got *v1alpha1.TransformRun) (bool, error) {
+		if got.Status.Phase == v1alpha1.RunFailed {
+			return false, kubetest.Stop(fmt.Errorf("run %s failed: %+v", got.Name, got.Status))
+		}
+		return got.Status.Phase == v1alpha1.RunSucceeded, nil
+	})
+	elapsed := time.Since(start)
+	if tot := run.Status.Totals; tot.DoneObjects != int64(objects) || tot.FailedObjects != 0 {
+		t.Fatalf("run %s: totals %+v; want %d done", run.Name, tot, objects)
+	}
+	return elapsed
+}
+
+// storeJobs run loadgen s3 jobs in pods on node, with the keys of the namespace's ObjectStores.
+type storeJobs struct {
+	t    *testing.T
+	k8s  kubetest.Client
+	cs   *kubernetes.Clientset
+	ns   string
+	node string
+}
+
+// run runs `loadgen s3 JOB ARGS…` to its end in pod name and returns its JSON line.
+func (j storeJobs) run(name, job string, args ...string) string {
+	ctr := loadgenContainer(append([]string{"s3", job, "-endpoint", cluster.S3Endpoint}, args...)...)
+	for env, key := range map[string]string{"AWS_ACCESS_KEY_ID": "raw.accessKeyID", "AWS_SECRET_ACCESS_KEY": "raw.secretAccessKey"} {
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: v1alpha1.ObjectStoreSecretName}, Key: key}}})
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: j.ns},
+		Spec:       corev1.PodSpec{NodeName: j.node, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{ctr}},
+	}
+	k8s := j.k8s
+	k8s.Timeout = 15 * time.Minute
+	return strings.TrimSpace(runToEnd(j.t, k8s, j.cs, pod))
+}
