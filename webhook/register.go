@@ -10,9 +10,10 @@ import (
 )
 
 // Register serves the MxJob, Transform, TransformRun and ObjectStore webhooks on the manager's
-// webhook server.
-func Register(mgr ctrl.Manager) error {
-	if err := mxjob.NewRules(mgr.GetClient()).Register(mgr); err != nil {
+// webhook server; with kueue set (Kueue's API is served) the MxJob webhook creates queued jobs
+// suspended.
+func Register(mgr ctrl.Manager, kueue bool) error {
+	if err := mxjob.NewRules(mgr.GetClient(), kueue).Register(mgr); err != nil {
 		return err
 	}
 	if err := transform.NewRules(mgr.GetClient(), mgr.GetAPIReader()).Register(mgr); err != nil {

@@ -15,3 +15,11 @@ const (
 	Name      = "app.kubernetes.io/name"
 	Component = "app.kubernetes.io/component"
 )
+
+// Kueue's labels on a job: the LocalQueue of its namespace it waits in, and the
+// WorkloadPriorityClass it is admitted and preempted by. An MxJob carrying QueueName is queued
+// by Kueue when Kueue is installed (docs/kueue.md).
+const (
+	KueueQueueName     = "kueue.x-k8s.io/queue-name"
+	KueuePriorityClass = "kueue.x-k8s.io/priority-class"
+)

@@ -12,12 +12,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	kueuev1 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/controller/manager"
@@ -39,7 +41,16 @@ var (
 
 func TestMain(m *testing.M) {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	os.Exit(kubetest.RunWithEnvtest(m, kubetest.Envtest(filepath.Join("..", "..")), func(ctx context.Context, env *envtest.Environment) error {
+	// Kueue's API is served here, as on a cluster with Kueue installed, so the manager turns the
+	// MxJob integration on; every other test proves jobs without a queue are not touched.
+	env := kubetest.Envtest(filepath.Join("..", ".."))
+	crds, err := kubetest.KueueCRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, crds...)
+	os.Exit(kubetest.RunWithEnvtest(m, env, func(ctx context.Context, env *envtest.Environment) error {
 		cfg = env.Config
 		if err := startManager(ctx, env); err != nil {
 			return fmt.Errorf("starting the manager: %w", err)
@@ -51,7 +62,9 @@ func TestMain(m *testing.M) {
 // startManager creates what the install bundle ships (the namespace and the empty certificate
 // Secret) and runs the production manager against the test API server.
 func startManager(ctx context.Context, env *envtest.Environment) error {
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	s := scheme.New()
+	utilruntime.Must(kueuev1.AddToScheme(s))
+	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return err
 	}

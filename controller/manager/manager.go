@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	kueuev1 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/scheme"
@@ -30,6 +32,7 @@ import (
 	"github.com/mlkube/mlkube/controller/certs"
 	"github.com/mlkube/mlkube/controller/internal/agentclient"
 	"github.com/mlkube/mlkube/controller/internal/agentpods"
+	"github.com/mlkube/mlkube/controller/kueue"
 	"github.com/mlkube/mlkube/controller/mxjob"
 	"github.com/mlkube/mlkube/controller/transform"
 	"github.com/mlkube/mlkube/controller/transformrun"
@@ -152,9 +155,19 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	ready := make(chan struct{})
 	watcher := certs.NewWatcher(opts.CertDir, ready)
+	queued, err := kueue.Served(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cacheOpts, s := CacheOptions(opts), scheme.New()
+	if queued {
+		utilruntime.Must(kueuev1.AddToScheme(s))
+		// Only the Workloads of MxJobs, which carry the managed-by label, not every team's.
+		cacheOpts.ByObject[&kueuev1.Workload{}] = cache.ByObject{Label: managedBy}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme.New(),
-		Cache:  CacheOptions(opts),
+		Scheme: s,
+		Cache:  cacheOpts,
 		Metrics: metricsserver.Options{
 			BindAddress:    opts.MetricsAddr,
 			SecureServing:  opts.SecureMetrics,
@@ -193,12 +206,18 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.Add(watcher); err != nil {
 		return nil, err
 	}
-	reg := &webhookRegistrar{mgr: mgr, ready: ready, registered: make(chan struct{})}
+	reg := &webhookRegistrar{mgr: mgr, ready: ready, registered: make(chan struct{}), kueue: queued}
 	if err := mgr.Add(reg); err != nil {
 		return nil, err
 	}
 	if err := setupControllers(mgr, opts); err != nil {
 		return nil, err
+	}
+	if queued {
+		ctrl.Log.Info("Kueue's API is served: MxJobs labelled " + labels.KueueQueueName + " are queued by Kueue")
+		if err := (&kueue.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("mxjob-kueue")}).SetupWithManager(context.Background(), mgr); err != nil {
+			return nil, fmt.Errorf("setting up the MxJob Kueue integration: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
@@ -264,6 +283,7 @@ type webhookRegistrar struct {
 	mgr        ctrl.Manager
 	ready      <-chan struct{}
 	registered chan struct{}
+	kueue      bool
 }
 
 func (r *webhookRegistrar) Start(ctx context.Context) error {
@@ -272,7 +292,7 @@ func (r *webhookRegistrar) Start(ctx context.Context) error {
 		return nil
 	case <-r.ready:
 	}
-	if err := mlkubewebhook.Register(r.mgr); err != nil {
+	if err := mlkubewebhook.Register(r.mgr, r.kueue); err != nil {
 		return fmt.Errorf("registering webhooks: %w", err)
 	}
 	close(r.registered)

@@ -48,7 +48,7 @@ func computePlan(job *v1beta1.MxJob, pods []corev1.Pod, services []corev1.Servic
 		return p
 	}
 	setCondition(st, v1beta1.ConditionCreated, true, v1beta1.ReasonCreated, "the job was accepted", now)
-	if suspended(job) {
+	if job.Spec.RunPolicy.Suspended() {
 		suspend(pods, &p, now)
 		return p
 	}

@@ -9,11 +9,6 @@ import (
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 )
 
-// suspended: runPolicy.suspend is set.
-func suspended(job *v1beta1.MxJob) bool {
-	return job.Spec.RunPolicy.Suspend != nil && *job.Spec.RunPolicy.Suspend
-}
-
 // suspend deletes every pod of a suspended job. Start time is cleared so that
 // activeDeadlineSeconds counts from the resume, as it does for Kubernetes Jobs.
 func suspend(pods []corev1.Pod, p *plan, now time.Time) {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 )
 
@@ -143,5 +144,14 @@ func (b *MxJobBuilder) ReplicaEnv(i int, kv ...string) *MxJobBuilder {
 	for j := 0; j+1 < len(kv); j += 2 {
 		c.Env = append(c.Env, corev1.EnvVar{Name: kv[j], Value: kv[j+1]})
 	}
+	return b
+}
+
+// Queue labels the job for Kueue's LocalQueue queue.
+func (b *MxJobBuilder) Queue(queue string) *MxJobBuilder {
+	if b.job.Labels == nil {
+		b.job.Labels = map[string]string{}
+	}
+	b.job.Labels[labels.KueueQueueName] = queue
 	return b
 }

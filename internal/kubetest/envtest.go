@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -64,4 +66,20 @@ func RunWithEnvtest(m *testing.M, env *envtest.Environment, setup func(ctx conte
 		return 1
 	}
 	return m.Run()
+}
+
+// KueueCRDs are the files of Kueue's CRDs that the MxJob integration needs (Workloads,
+// ResourceFlavors, WorkloadPriorityClasses), read from the Kueue module go.mod pins, so that
+// the integration suite's API server serves Kueue's API exactly as the version mlkube builds with.
+func KueueCRDs() ([]string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue").Output()
+	if err != nil {
+		return nil, fmt.Errorf("finding the Kueue module (go list -m sigs.k8s.io/kueue): %w", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "components", "crd", "bases")
+	var files []string
+	for _, kind := range []string{"workloads", "resourceflavors", "workloadpriorityclasses"} {
+		files = append(files, filepath.Join(dir, "kueue.x-k8s.io_"+kind+".yaml"))
+	}
+	return files, nil
 }

@@ -24,8 +24,15 @@ import (
 
 // NewRules are Rules with the check of the workers' data path rights, whose
 // SubjectAccessReviews c creates.
-func NewRules(c client.Client) admit.Rules[*v1beta1.MxJob] {
-	return Rules.WithAccess(c, WorkerAccess)
+//
+// With kueue set (Kueue's API is served), a job labelled kueue.x-k8s.io/queue-name is created
+// suspended: it starts when Kueue admits it, not before.
+func NewRules(c client.Client, kueue bool) admit.Rules[*v1beta1.MxJob] {
+	r := Rules.WithAccess(c, WorkerAccess)
+	if kueue {
+		r.CreateDefaultFunc = QueuedByKueue
+	}
+	return r
 }
 
 // workerNeeds are the rights a worker reading ds in namespace ns asks of the agent, each with the

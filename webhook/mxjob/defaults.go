@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 )
 
@@ -15,6 +16,14 @@ import (
 // changes nothing.
 func Default(job *v1beta1.MxJob) {
 	DefaultSpec(&job.Spec)
+}
+
+// QueuedByKueue creates a job labelled kueue.x-k8s.io/queue-name suspended, as Kueue's own
+// webhooks do for the kinds Kueue knows: Kueue unsuspends it once it admits the whole job.
+func QueuedByKueue(job *v1beta1.MxJob) {
+	if job.Labels[labels.KueueQueueName] != "" {
+		job.Spec.RunPolicy.Suspend = ptr.To(true)
+	}
 }
 
 // DefaultSpec defaults a job spec; update validation uses it to ignore what defaulting adds.

@@ -127,3 +127,17 @@ func TestDefault(t *testing.T) {
 		})
 	}
 }
+
+func TestQueuedByKueue(t *testing.T) {
+	queued := builders.MxJob("q").Local().Queue("team-a").Obj()
+	queued.Spec.RunPolicy.Suspend = ptr.To(false)
+	QueuedByKueue(queued)
+	if !queued.Spec.RunPolicy.Suspended() {
+		t.Error("a job with a queue (even one asking to run) is not created suspended")
+	}
+	plain := builders.MxJob("p").Local().Obj()
+	QueuedByKueue(plain)
+	if plain.Spec.RunPolicy.Suspend != nil {
+		t.Errorf("a job without a queue got suspend %v", *plain.Spec.RunPolicy.Suspend)
+	}
+}

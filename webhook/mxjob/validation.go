@@ -44,6 +44,26 @@ func ValidateUpdate(old, job *v1beta1.MxJob) field.ErrorList {
 	return append(errs, validateImmutable(&old.Spec, &job.Spec)...)
 }
 
+// schedulingDirectives copies the parts of each template that may change while the job is
+// suspended (Kueue sets them on admission and restores them on eviction, as for Kubernetes Jobs'
+// mutable scheduling directives) from the new spec onto the old, so that the comparison ignores
+// them; only when old or new is suspended, and only between replica specs of the same type.
+func schedulingDirectives(o, n *v1beta1.MxJobSpec) {
+	if !o.RunPolicy.Suspended() && !n.RunPolicy.Suspended() {
+		return
+	}
+	for i := range o.ReplicaSpecs {
+		to := o.ReplicaSpecs[i].Template
+		from := n.ReplicaSpecFor(o.ReplicaSpecs[i].MxReplicaType)
+		if to == nil || from == nil || from.Template == nil {
+			continue
+		}
+		to.Labels, to.Annotations = from.Template.Labels, from.Template.Annotations
+		to.Spec.NodeSelector, to.Spec.Affinity = from.Template.Spec.NodeSelector, from.Template.Spec.Affinity
+		to.Spec.Tolerations, to.Spec.SchedulingGates = from.Template.Spec.Tolerations, from.Template.Spec.SchedulingGates
+	}
+}
+
 func validateName(job *v1beta1.MxJob) field.ErrorList {
 	name := fieldcheck.EffectiveName(job.Name, job.GenerateName)
 	longest := 0
@@ -184,6 +204,7 @@ func validateImmutable(oldSpec, newSpec *v1beta1.MxJobSpec) field.ErrorList {
 	o, n := oldSpec.DeepCopy(), newSpec.DeepCopy()
 	DefaultSpec(o)
 	DefaultSpec(n)
+	schedulingDirectives(o, n)
 	o.RunPolicy.Suspend = n.RunPolicy.Suspend
 	const msg = "is immutable once the job exists (only spec.runPolicy.suspend may change); delete and recreate the job to change it"
 	var errs field.ErrorList

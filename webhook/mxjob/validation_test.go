@@ -377,6 +377,32 @@ func TestValidateUpdate(t *testing.T) {
 				j.Spec.RunPolicy.Suspend = ptr.To(true)
 			},
 		},
+		// Kueue sets a suspended job's scheduling directives on admission, in the patch that
+		// resumes it, and restores them in the patch that suspends it.
+		"a suspended job's node selector and tolerations may change as it resumes": {
+			old: func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(true) },
+			edit: func(j *v1beta1.MxJob) {
+				j.Spec.RunPolicy.Suspend = ptr.To(false)
+				schedule(&j.Spec.ReplicaSpecs[2])
+			},
+		},
+		"they may be restored as the job is suspended": {
+			old:  func(j *v1beta1.MxJob) { schedule(&j.Spec.ReplicaSpecs[2]) },
+			edit: func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(true) },
+		},
+		"a running job's node selector may not change": {
+			edit: func(j *v1beta1.MxJob) { schedule(&j.Spec.ReplicaSpecs[2]) },
+			want: []string{"spec.replicaSpecs[2]: " + forbidden},
+		},
+		"a suspended job's image still may not change": {
+			old: func(j *v1beta1.MxJob) { j.Spec.RunPolicy.Suspend = ptr.To(true) },
+			edit: func(j *v1beta1.MxJob) {
+				j.Spec.RunPolicy.Suspend = ptr.To(true)
+				schedule(&j.Spec.ReplicaSpecs[1])
+				j.Spec.ReplicaSpecs[1].Template.Spec.Containers[0].Image = "other"
+			},
+			want: []string{"spec.replicaSpecs[1]: " + forbidden},
+		},
 		"a job being deleted may change anything": {
 			edit: func(j *v1beta1.MxJob) {
 				j.DeletionTimestamp = &metav1.Time{}
@@ -397,6 +423,17 @@ func TestValidateUpdate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// schedule gives a replica spec's template what a Kueue admission adds.
+func schedule(rs *v1beta1.ReplicaSpec) {
+	t := rs.Template
+	t.Labels = map[string]string{"kueue.x-k8s.io/podset": rs.MxReplicaType.Role()}
+	t.Annotations = map[string]string{"kueue.x-k8s.io/workload": "w"}
+	t.Spec.NodeSelector = map[string]string{"pool": "a"}
+	t.Spec.Tolerations = []corev1.Toleration{{Key: "pool", Operator: corev1.TolerationOpExists}}
+	t.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/topology"}}
+	t.Spec.Affinity = &corev1.Affinity{}
 }
 
 func TestWarnings(t *testing.T) {

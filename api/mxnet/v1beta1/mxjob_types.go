@@ -146,7 +146,9 @@ type RunPolicy struct {
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
 	// suspend deletes the job's running pods while true and recreates them when set back to
-	// false. It is the only spec field that may change once the job exists. Defaults to false.
+	// false. It is the one spec field that may change at any time once the job exists. Defaults
+	// to false, and to true for a job labelled kueue.x-k8s.io/queue-name where Kueue is
+	// installed: Kueue unsuspends it when it admits it.
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 }
@@ -237,6 +239,9 @@ const (
 	ConditionSuspended  = "Suspended"
 	ConditionSucceeded  = "Succeeded"
 	ConditionFailed     = "Failed"
+	// ConditionAdmitted is set only on a job queued by Kueue: True while Kueue admits it, False
+	// with the reason it waits (Pending) or was stopped (Preempted, Evicted, ...).
+	ConditionAdmitted = "Admitted"
 )
 
 // ReplicaStatus counts the pods of one replica type.
@@ -262,7 +267,7 @@ type MxJobStatus struct {
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// conditions are the job's conditions, at most one of each type: Created, Running,
-	// Restarting, Suspended, Succeeded and Failed.
+	// Restarting, Suspended, Succeeded and Failed, and Admitted for a job queued by Kueue.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -305,7 +310,8 @@ type MxJob struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the job's desired state; only spec.runPolicy.suspend may change once the job
-	// exists.
+	// exists, and while the job is suspended its templates' labels, annotations, nodeSelector,
+	// affinity, tolerations and schedulingGates (which Kueue sets when it admits the job).
 	Spec MxJobSpec `json:"spec,omitempty"`
 	// status is the job's observed state, written by the controller.
 	Status MxJobStatus `json:"status,omitempty"`

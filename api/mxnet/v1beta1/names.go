@@ -32,7 +32,14 @@ const (
 	// ReasonNoDatapathAgent: the workers of a job with spec.dataset wait for a node whose data
 	// path agent is ready.
 	ReasonNoDatapathAgent = "NoDatapathAgent"
+	// ReasonAdmitted and ReasonPending explain the Admitted condition of a job queued by Kueue;
+	// a job Kueue evicted carries the eviction's own reason (Preempted, Deactivated, ...).
+	ReasonAdmitted = "Admitted"
+	ReasonPending  = "Pending"
 )
+
+// Suspended reports whether runPolicy.suspend is set.
+func (rp *RunPolicy) Suspended() bool { return rp.Suspend != nil && *rp.Suspend }
 
 // Role is the replica type in lower case, as DMLC_ROLE, the replica-type label and replica names
 // spell it.

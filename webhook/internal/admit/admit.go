@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -16,12 +17,14 @@ import (
 
 // Rules are the admission rules of one kind.
 type Rules[T client.Object] struct {
-	Kind         schema.GroupKind
-	DefaultFunc  func(T)
-	CreateFunc   func(T) field.ErrorList
-	UpdateFunc   func(old, obj T) field.ErrorList
-	NewObject    func() T
-	WarningsFunc func(T) []string // optional
+	Kind        schema.GroupKind
+	DefaultFunc func(T)
+	// CreateDefaultFunc, optional, defaults what only a new object gets (after DefaultFunc).
+	CreateDefaultFunc func(T)
+	CreateFunc        func(T) field.ErrorList
+	UpdateFunc        func(old, obj T) field.ErrorList
+	NewObject         func() T
+	WarningsFunc      func(T) []string // optional
 	// AccessFunc, optional, asks the API server whether the requester may have what a new
 	// object would make mlkube do for them (e.g. run a pod as a ServiceAccount). Its error is an
 	// answer it could not get, refused as an internal error: the webhook fails closed.
@@ -43,8 +46,18 @@ var _ admission.Defaulter[client.Object] = Rules[client.Object]{}
 var _ admission.Validator[client.Object] = Rules[client.Object]{}
 
 // Default implements admission.Defaulter.
-func (r Rules[T]) Default(_ context.Context, obj T) error {
+func (r Rules[T]) Default(ctx context.Context, obj T) error {
 	r.DefaultFunc(obj)
+	if r.CreateDefaultFunc == nil {
+		return nil
+	}
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("the admission request is missing: %w", err))
+	}
+	if req.Operation == admissionv1.Create {
+		r.CreateDefaultFunc(obj)
+	}
 	return nil
 }
 
