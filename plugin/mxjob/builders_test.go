@@ -4,9 +4,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/plugin/internal/cli/clitest"
 )
@@ -37,6 +39,12 @@ func (j *jobBuilder) state(s v1beta1.State, reason string) *jobBuilder {
 	return j
 }
 
+// suspended is a job runPolicy.suspend stopped, as the controller leaves it.
+func (j *jobBuilder) suspended() *jobBuilder {
+	j.Spec.RunPolicy.Suspend = ptr.To(true)
+	return j.state(v1beta1.StateSuspended, "suspended by runPolicy.suspend")
+}
+
 func (j *jobBuilder) active(t v1beta1.ReplicaType, n int32) *jobBuilder {
 	if j.Status.ReplicaStatuses == nil {
 		j.Status.ReplicaStatuses = map[v1beta1.ReplicaType]*v1beta1.ReplicaStatus{}
@@ -47,6 +55,22 @@ func (j *jobBuilder) active(t v1beta1.ReplicaType, n int32) *jobBuilder {
 
 func (j *jobBuilder) started(ago time.Duration) *jobBuilder {
 	j.Status.StartTime = ptr.To(metav1.NewTime(clitest.Now.Add(-ago)))
+	return j
+}
+
+// queue labels the job for Kueue: its LocalQueue and, when not empty, its WorkloadPriorityClass.
+func (j *jobBuilder) queue(name, priorityClass string) *jobBuilder {
+	j.Labels = map[string]string{labels.KueueQueueName: name}
+	if priorityClass != "" {
+		j.Labels[labels.KueuePriorityClass] = priorityClass
+	}
+	return j
+}
+
+// admitted sets the Admitted condition the controller writes for a queued job.
+func (j *jobBuilder) admitted(status metav1.ConditionStatus, reason, message string) *jobBuilder {
+	meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: v1beta1.ConditionAdmitted, Status: status, Reason: reason,
+		Message: message, LastTransitionTime: metav1.NewTime(clitest.Now.Add(-2 * time.Minute))})
 	return j
 }
 

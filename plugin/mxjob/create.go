@@ -29,7 +29,11 @@ func newCreateCommand(env *cli.Env) *cobra.Command {
 		Short: "Create MxJobs from files, URLs or stdin; Kubeflow MXJobs are converted",
 		Long: `Create MxJobs from YAML or JSON, any number of documents per file. Kubeflow MXJobs (kubeflow.org/v1
 and v1beta1) are converted to mxnet.mlkube.io/v1beta1 MxJobs; each change is printed to stderr.
-Kubeflow's Scheduler port (the mxnet container's port named mxjob-port) becomes psRootPort.`,
+Kubeflow's Scheduler port (the mxnet container's port named mxjob-port) becomes psRootPort.
+Kueue, which admits all of a queued MxJob's pods at once, stands in for Kubeflow's gang
+scheduling: runPolicy.schedulingPolicy.queue becomes the label kueue.x-k8s.io/queue-name (the
+LocalQueue the job waits in), its priorityClass the priorityClassName of each template that names
+none, and its minAvailable, minResources and scheduleTimeoutSeconds are dropped.`,
 		Example: `  # Create the jobs of a file
   kubectl mxjob create -f mnist.yaml
 

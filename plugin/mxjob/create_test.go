@@ -1,8 +1,15 @@
 package mxjob
 
 import (
+	"context"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/internal/restricted"
 	"github.com/mlkube/mlkube/internal/restricted/restrictedtest"
@@ -48,6 +55,43 @@ spec:
       template:
         spec:
           containers: [{name: mxnet, image: mxnet:1.9}]
+`
+
+// kubeflowGang asks Volcano for a gang, a queue and a priority; the Server has a priority of its
+// own.
+const kubeflowGang = `apiVersion: kubeflow.org/v1
+kind: MXJob
+metadata: {name: gang}
+spec:
+  runPolicy:
+    schedulingPolicy:
+      minAvailable: 4
+      queue: team
+      priorityClass: high
+      minResources: {cpu: "8"}
+      scheduleTimeoutSeconds: 600
+  mxReplicaSpecs:
+    Scheduler:
+      template: {spec: {containers: [{name: mxnet, image: mxnet:1.9}]}}
+    Server:
+      template: {spec: {priorityClassName: low, containers: [{name: mxnet, image: mxnet:1.9}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: mxnet, image: mxnet:1.9}]}}
+`
+
+// kubeflowLabelled is queued by Kueue's own label, which wins over the scheduling policy's queue;
+// as a v1beta1 job, its policies are on the spec.
+const kubeflowLabelled = `apiVersion: kubeflow.org/v1beta1
+kind: MXJob
+metadata:
+  name: labelled
+  labels: {kueue.x-k8s.io/queue-name: research}
+spec:
+  schedulingPolicy: {queue: team}
+  mxReplicaSpecs:
+    Worker:
+      template: {spec: {containers: [{name: mxnet, image: mxnet:1.9}]}}
 `
 
 const native = `# a comment-only document is skipped
@@ -107,7 +151,7 @@ status: {}
   psRootPort 9000 from the Scheduler's mxnet container port mxjob-port
   spec.mxReplicaSpecs.Worker -> spec.replicaSpecs[1] (mxReplicaType WORKER)
   spec.jobMode MXTrain -> dist
-  spec.runPolicy.schedulingPolicy dropped: MxJobs have no gang scheduling
+  spec.runPolicy.schedulingPolicy.minAvailable dropped: an MxJob needs all of its pods, and Kueue admits a queued job's pods together
 `,
 		},
 		"multi-document": {
@@ -120,6 +164,46 @@ status: {}
   spec.jobMode (unset) -> local
   spec.{cleanPodPolicy,backoffLimit,activeDeadlineSeconds,ttlSecondsAfterFinished} -> spec.runPolicy
 `,
+		},
+		"kubeflow scheduling policy": {
+			stdin:   kubeflowGang,
+			args:    []string{"create", "-f", "-", "--dry-run=client", "-o", "jsonpath={.metadata.labels} {.spec.replicaSpecs[*].template.spec.priorityClassName}"},
+			wantOut: `{"kueue.x-k8s.io/queue-name":"team"} high low high`,
+			wantErr: `converted Kubeflow MXJob "gang":
+  apiVersion kubeflow.org/v1, kind MXJob -> mxnet.mlkube.io/v1beta1, kind MxJob
+  spec.mxReplicaSpecs.Scheduler -> spec.replicaSpecs[0] (mxReplicaType SCHEDULER)
+  spec.mxReplicaSpecs.Server -> spec.replicaSpecs[1] (mxReplicaType SERVER)
+  spec.mxReplicaSpecs.Worker -> spec.replicaSpecs[2] (mxReplicaType WORKER)
+  spec.jobMode (unset) -> dist
+  spec.runPolicy.schedulingPolicy.queue team -> label kueue.x-k8s.io/queue-name (the LocalQueue Kueue admits the job from)
+  spec.runPolicy.schedulingPolicy.priorityClass high -> spec.priorityClassName of the SCHEDULER, WORKER templates (SERVER keeps low)
+  spec.runPolicy.schedulingPolicy.minAvailable dropped: an MxJob needs all of its pods, and Kueue admits a queued job's pods together
+  spec.runPolicy.schedulingPolicy.minResources dropped: Kueue charges a queued job the requests of all of its pods
+  spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds dropped: a queued job waits in its LocalQueue until Kueue admits it
+`,
+		},
+		"kubeflow queue label wins": {
+			stdin:   kubeflowLabelled,
+			args:    []string{"create", "-f", "-", "--dry-run=client", "-o", "jsonpath={.metadata.labels}"},
+			wantOut: `{"kueue.x-k8s.io/queue-name":"research"}`,
+			wantErr: `converted Kubeflow MXJob "labelled":
+  apiVersion kubeflow.org/v1beta1, kind MXJob -> mxnet.mlkube.io/v1beta1, kind MxJob
+  spec.mxReplicaSpecs.Worker -> spec.replicaSpecs[0] (mxReplicaType WORKER)
+  spec.jobMode (unset) -> local
+  spec.schedulingPolicy.queue team dropped: the job's label kueue.x-k8s.io/queue-name names LocalQueue research
+`,
+		},
+		"kubeflow queue that is no name": {
+			stdin:    strings.Replace(kubeflowGang, "queue: team", "queue: Team_A", 1),
+			args:     []string{"create", "-f", "-"},
+			wantErr:  "error: -, document 1: spec.runPolicy.schedulingPolicy.queue \"Team_A\" is not a valid name: " + dns1123Subdomain + "; name a LocalQueue of the namespace (kubectl get localqueues)\n",
+			wantCode: 1,
+		},
+		"kubeflow scheduling policy typo": {
+			stdin:    strings.Replace(kubeflowGang, "queue: team", "queu: team", 1),
+			args:     []string{"create", "-f", "-"},
+			wantErr:  "error: -, document 1: reading the Kubeflow MXJob: error unmarshaling JSON: while decoding JSON: json: unknown field \"queu\"\n",
+			wantCode: 1,
 		},
 		"not an MxJob": {
 			stdin:    native + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
@@ -153,8 +237,45 @@ status: {}
 	})
 }
 
+// dns1123Subdomain is how Kubernetes refuses a name that is no DNS subdomain.
+var dns1123Subdomain = validation.IsDNS1123Subdomain("Team_A")[0]
+
 func TestSubmit(t *testing.T) {
 	runCases(t, map[string]cmdCase{
+		"queued, dry run": {
+			args:    []string{"submit", "mnist", "--image", "mxnet:1.9", "--queue", "team", "--priority-class", "high", "--dry-run=client", "-o", "jsonpath={.metadata.labels}", "--", "python"},
+			wantOut: `{"kueue.x-k8s.io/priority-class":"high","kueue.x-k8s.io/queue-name":"team"}`,
+		},
+		"queued, created": {
+			args:    []string{"submit", "mnist", "--image", "mxnet:1.9", "--queue", "team", "--", "python"},
+			wantOut: "mxjob.mxnet.mlkube.io/mnist created\n",
+			check:   jobLabels("mnist", map[string]string{labels.KueueQueueName: "team"}),
+		},
+		"not queued": {
+			args:    []string{"submit", "mnist", "--image", "mxnet:1.9", "--", "python"},
+			wantOut: "mxjob.mxnet.mlkube.io/mnist created\n",
+			check:   jobLabels("mnist", nil),
+		},
+		"a priority class without a queue": {
+			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--priority-class", "high", "--", "python"},
+			wantErr:  "error: --priority-class applies to a job queued by Kueue; add --queue NAME (a LocalQueue of the namespace); see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"a queue that is no name": {
+			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--queue", "Team_A", "--", "python"},
+			wantErr:  "error: --queue \"Team_A\" is not a valid name: " + dns1123Subdomain + "; name a LocalQueue of the namespace (kubectl get localqueues); see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"a queue too long for a label": {
+			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--queue", strings.Repeat("q", 64), "--", "python"},
+			wantErr:  "error: --queue \"" + strings.Repeat("q", 64) + "\" is not a valid name: must be no more than 63 bytes; name a LocalQueue of the namespace (kubectl get localqueues); see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
+		"a priority class that is no name": {
+			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--queue", "team", "--priority-class", "High", "--dry-run=client", "--", "python"},
+			wantErr:  "error: --priority-class \"High\" is not a valid name: " + dns1123Subdomain + "; name a WorkloadPriorityClass (kubectl get workloadpriorityclasses); see 'kubectl mxjob submit --help'\n",
+			wantCode: 1,
+		},
 		"a quantity that is none": {
 			args:     []string{"submit", "mnist", "--image", "mxnet:1.9", "--worker-cpu", "lots", "--", "python"},
 			wantErr:  "error: --worker-cpu \"lots\" is not a quantity; use e.g. 4 or 500m; see 'kubectl mxjob submit --help'\n",
@@ -317,6 +438,19 @@ status: {}
 			wantCode: 1,
 		},
 	})
+}
+
+// jobLabels checks the labels of the job name in the cluster.
+func jobLabels(name string, want map[string]string) func(*testing.T, client.Client) {
+	return func(t *testing.T, c client.Client) {
+		var j v1beta1.MxJob
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &j); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, j.Labels); diff != "" {
+			t.Errorf("labels (-want +got):\n%s", diff)
+		}
+	}
 }
 
 // TestSubmitSuccessPolicy: --success-policy AllWorkers reaches spec.successPolicy.

@@ -8,9 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
@@ -25,7 +27,7 @@ func newDescribeCommand(env *cli.Env) *cobra.Command {
 	o := &describeOptions{env: env}
 	return &cobra.Command{
 		Use:   "describe NAME...",
-		Short: "Show an MxJob in detail: replicas with their pods and nodes, conditions, restarts, events",
+		Short: "Show an MxJob in detail: replicas with their pods and nodes, Kueue's queue and admission, conditions, restarts, events",
 		Example: `  # Why is my job not running?
   kubectl mxjob describe mnist`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -86,6 +88,7 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 	if st.Reason != "" {
 		fmt.Fprintf(w, "Reason:\t%s\n", st.Reason)
 	}
+	describeKueue(w, job)
 	fmt.Fprintf(w, "Restarts:\t%d\n", st.Restarts)
 	if st.StartTime != nil {
 		fmt.Fprintf(w, "Started:\t%s\n", st.StartTime.UTC().Format(time.RFC3339))
@@ -116,6 +119,20 @@ func describeJob(out io.Writer, job *v1beta1.MxJob, pods []corev1.Pod, events []
 		podSection.Rows = append(podSection.Rows, []any{p.Name, replicaOf(p), cli.PodStatus(p), cli.PodRestarts(p), cli.OrNone(p.Spec.NodeName), cli.Age(p.CreationTimestamp, now)})
 	}
 	return cli.WriteSections(w, podSection, cli.ConditionsSection(st.Conditions, now), cli.EventsSection(events, now))
+}
+
+// describeKueue writes, for a job Kueue queues, its LocalQueue, its priority class and whether
+// Kueue admitted it: the reason Kueue gives is why a suspended job does not start.
+func describeKueue(w io.Writer, job *v1beta1.MxJob) {
+	if q := job.Labels[labels.KueueQueueName]; q != "" {
+		fmt.Fprintf(w, "Queue:\t%s\n", q)
+	}
+	if p := job.Labels[labels.KueuePriorityClass]; p != "" {
+		fmt.Fprintf(w, "Priority Class:\t%s\n", p)
+	}
+	if c := meta.FindStatusCondition(job.Status.Conditions, v1beta1.ConditionAdmitted); c != nil {
+		fmt.Fprintf(w, "Admitted:\t%s\n", admittedString(c))
+	}
 }
 
 func runPolicyString(rp v1beta1.RunPolicy) string {

@@ -3,12 +3,14 @@ package mxjob
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 )
 
@@ -28,12 +30,22 @@ type kubeflowMXJob struct {
 }
 
 type kubeflowRunPolicy struct {
-	CleanPodPolicy          *string         `json:"cleanPodPolicy,omitempty"`
-	TTLSecondsAfterFinished *int32          `json:"ttlSecondsAfterFinished,omitempty"`
-	ActiveDeadlineSeconds   *int64          `json:"activeDeadlineSeconds,omitempty"`
-	BackoffLimit            *int32          `json:"backoffLimit,omitempty"`
-	Suspend                 *bool           `json:"suspend,omitempty"`
-	SchedulingPolicy        *map[string]any `json:"schedulingPolicy,omitempty"`
+	CleanPodPolicy          *string                   `json:"cleanPodPolicy,omitempty"`
+	TTLSecondsAfterFinished *int32                    `json:"ttlSecondsAfterFinished,omitempty"`
+	ActiveDeadlineSeconds   *int64                    `json:"activeDeadlineSeconds,omitempty"`
+	BackoffLimit            *int32                    `json:"backoffLimit,omitempty"`
+	Suspend                 *bool                     `json:"suspend,omitempty"`
+	SchedulingPolicy        *kubeflowSchedulingPolicy `json:"schedulingPolicy,omitempty"`
+}
+
+// kubeflowSchedulingPolicy is the gang scheduling policy Kubeflow passes to Volcano or the
+// scheduler plugins; Kueue, which queues MxJobs, takes its queue and priority.
+type kubeflowSchedulingPolicy struct {
+	MinAvailable           *int32              `json:"minAvailable,omitempty"`
+	Queue                  string              `json:"queue,omitempty"`
+	MinResources           corev1.ResourceList `json:"minResources,omitempty"`
+	PriorityClass          string              `json:"priorityClass,omitempty"`
+	ScheduleTimeoutSeconds *int32              `json:"scheduleTimeoutSeconds,omitempty"`
 }
 
 type kubeflowReplicaSpec struct {
@@ -112,15 +124,29 @@ func convertKubeflow(doc []byte) (*v1beta1.MxJob, []string, error) {
 	if kf.Status != nil {
 		changes = append(changes, "status dropped")
 	}
-	rp := kf.Spec.RunPolicy
+	policies, err := convertPolicies(&kf, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	return job, append(changes, policies...), nil
+}
+
+// convertPolicies maps the run policy, at spec.runPolicy or (v1beta1) on the spec itself, and
+// its scheduling policy.
+func convertPolicies(kf *kubeflowMXJob, job *v1beta1.MxJob) ([]string, error) {
+	var changes []string
+	rp, path := kf.Spec.RunPolicy, "spec.runPolicy"
 	if rp == nil {
-		rp = &kf.Spec.kubeflowRunPolicy
-		if *rp != (kubeflowRunPolicy{}) {
+		rp, path = &kf.Spec.kubeflowRunPolicy, "spec"
+		moved := *rp
+		moved.SchedulingPolicy = nil // not moved but mapped, below
+		if moved != (kubeflowRunPolicy{}) {
 			changes = append(changes, "spec.{cleanPodPolicy,backoffLimit,activeDeadlineSeconds,ttlSecondsAfterFinished} -> spec.runPolicy")
 		}
 	}
-	changes = append(changes, convertRunPolicy(rp, &job.Spec.RunPolicy)...)
-	return job, changes, nil
+	convertRunPolicy(rp, &job.Spec.RunPolicy)
+	scheduling, err := convertSchedulingPolicy(rp.SchedulingPolicy, path+".schedulingPolicy", job)
+	return append(changes, scheduling...), err
 }
 
 // convertMode maps Kubeflow's MXTrain to local or dist by the replica types, as mlkube infers it.
@@ -135,7 +161,7 @@ func convertMode(kfMode string, specs []v1beta1.ReplicaSpec) (v1beta1.JobMode, s
 	return mode, fmt.Sprintf("spec.jobMode %s -> %s", kfMode, mode), nil
 }
 
-func convertRunPolicy(in *kubeflowRunPolicy, out *v1beta1.RunPolicy) []string {
+func convertRunPolicy(in *kubeflowRunPolicy, out *v1beta1.RunPolicy) {
 	if in.CleanPodPolicy != nil {
 		out.CleanPodPolicy = v1beta1.CleanPodPolicy(*in.CleanPodPolicy)
 	}
@@ -143,10 +169,82 @@ func convertRunPolicy(in *kubeflowRunPolicy, out *v1beta1.RunPolicy) []string {
 	out.ActiveDeadlineSeconds = in.ActiveDeadlineSeconds
 	out.TTLSecondsAfterFinished = in.TTLSecondsAfterFinished
 	out.Suspend = in.Suspend
-	if in.SchedulingPolicy != nil {
-		return []string{"spec.runPolicy.schedulingPolicy dropped: MxJobs have no gang scheduling"}
+}
+
+// convertSchedulingPolicy maps the gang scheduling policy at path onto what Kueue, which admits
+// all of a queued MxJob's pods at once, reads: the queue becomes the job's LocalQueue and the
+// PriorityClass its templates' (Kueue takes a Workload's priority from it). The rest is dropped,
+// each field named.
+func convertSchedulingPolicy(sp *kubeflowSchedulingPolicy, path string, job *v1beta1.MxJob) ([]string, error) {
+	if sp == nil {
+		return nil, nil
 	}
-	return nil
+	var changes []string
+	if sp.Queue != "" {
+		change, err := convertQueue(sp.Queue, path+".queue", job)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, change)
+	}
+	if sp.PriorityClass != "" {
+		changes = append(changes, convertPriorityClass(sp.PriorityClass, path+".priorityClass", job.Spec.ReplicaSpecs))
+	}
+	for _, d := range []struct {
+		field string
+		set   bool
+		why   string
+	}{
+		{"minAvailable", sp.MinAvailable != nil, "an MxJob needs all of its pods, and Kueue admits a queued job's pods together"},
+		{"minResources", sp.MinResources != nil, "Kueue charges a queued job the requests of all of its pods"},
+		{"scheduleTimeoutSeconds", sp.ScheduleTimeoutSeconds != nil, "a queued job waits in its LocalQueue until Kueue admits it"},
+	} {
+		if d.set {
+			changes = append(changes, fmt.Sprintf("%s.%s dropped: %s", path, d.field, d.why))
+		}
+	}
+	return changes, nil
+}
+
+// convertQueue labels the job with the queue at path as its LocalQueue, unless the Kubeflow job
+// is labelled with one already (Kueue queues Kubeflow MXJobs by that label too).
+func convertQueue(queue, path string, job *v1beta1.MxJob) (string, error) {
+	if q := job.Labels[labels.KueueQueueName]; q != "" {
+		return fmt.Sprintf("%s %s dropped: the job's label %s names LocalQueue %s", path, queue, labels.KueueQueueName, q), nil
+	}
+	if err := checkKueueName(path, queue, localQueueHint); err != nil {
+		return "", err
+	}
+	if job.Labels == nil {
+		job.Labels = map[string]string{}
+	}
+	job.Labels[labels.KueueQueueName] = queue
+	return fmt.Sprintf("%s %s -> label %s (the LocalQueue Kueue admits the job from)", path, queue, labels.KueueQueueName), nil
+}
+
+// convertPriorityClass gives the PriorityClass at path to every template that names none: the
+// pods run with it, and Kueue ranks the job by it.
+func convertPriorityClass(class, path string, specs []v1beta1.ReplicaSpec) string {
+	var set, kept []string
+	for i := range specs {
+		rs := &specs[i]
+		switch {
+		case rs.Template == nil:
+		case rs.Template.Spec.PriorityClassName == "":
+			rs.Template.Spec.PriorityClassName = class
+			set = append(set, string(rs.MxReplicaType))
+		default:
+			kept = append(kept, fmt.Sprintf("%s keeps %s", rs.MxReplicaType, rs.Template.Spec.PriorityClassName))
+		}
+	}
+	msg := fmt.Sprintf("%s %s -> spec.priorityClassName of the %s templates", path, class, strings.Join(set, ", "))
+	if len(set) == 0 {
+		msg = fmt.Sprintf("%s %s dropped: every template names its own priorityClassName", path, class)
+	}
+	if len(kept) > 0 {
+		msg += " (" + strings.Join(kept, ", ") + ")"
+	}
+	return msg
 }
 
 // declaredPort is the port the mxnet container names mxjob-port.

@@ -26,7 +26,7 @@ func newListCommand(env *cli.Env) *cobra.Command {
 		Example: `  # MxJobs of the current namespace
   kubectl mxjob list
 
-  # Of every namespace, with servers, duration and reason
+  # Of every namespace, with servers, duration and reason (for a job Queued in Kueue, why it waits)
   kubectl mxjob list -A -o wide
 
   # Names only, of the jobs labelled team=vision

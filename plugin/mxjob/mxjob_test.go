@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,20 +87,20 @@ func TestListAndGet(t *testing.T) {
 		"list": {
 			objs:    objs,
 			args:    []string{"list"},
-			wantOut: "NAME    MODE   STATE     WORKERS   RESTARTS   AGE\ncifar   dist   Failed    0/2       0          2d1h\nmnist   dist   Running   2/2       0          60m\n",
+			wantOut: "NAME    MODE   STATE     QUEUE   WORKERS   RESTARTS   AGE\ncifar   dist   Failed    -       0/2       0          2d1h\nmnist   dist   Running   -       2/2       0          60m\n",
 		},
 		"list wide, all namespaces": {
 			objs: objs,
 			args: []string{"list", "-A", "-o", "wide"},
-			wantOut: "NAMESPACE   NAME    MODE   STATE     WORKERS   RESTARTS   AGE    SERVERS   DURATION   REASON\n" +
-				"default     cifar   dist   Failed    0/2       0          2d1h   0/1       -          worker-1 exited 1\n" +
-				"default     mnist   dist   Running   2/2       0          60m    1/1       50m        \n" +
-				"team        other   dist   Pending   0/2       0          10s    0/1       -          \n",
+			wantOut: "NAMESPACE   NAME    MODE   STATE     QUEUE   WORKERS   RESTARTS   AGE    SERVERS   DURATION   REASON\n" +
+				"default     cifar   dist   Failed    -       0/2       0          2d1h   0/1       -          worker-1 exited 1\n" +
+				"default     mnist   dist   Running   -       2/2       0          60m    1/1       50m        \n" +
+				"team        other   dist   Pending   -       0/2       0          10s    0/1       -          \n",
 		},
 		"list no headers": {
 			objs:    objs,
 			args:    []string{"list", "-n", "team", "--no-headers"},
-			wantOut: "other   dist   Pending   0/2   0     10s\n",
+			wantOut: "other   dist   Pending   -     0/2   0     10s\n",
 		},
 		"list names": {
 			objs:    objs,
@@ -137,6 +138,58 @@ func TestListAndGet(t *testing.T) {
 			args:     []string{"list"},
 			wantErr:  "error: no matches for kind \"MxJob\" in version \"mxnet.mlkube.io/v1beta1\"; the cluster does not serve mxnet.mlkube.io: " + cli.InstallHint + "\n",
 			wantCode: cli.ExitUnknown,
+		},
+	})
+}
+
+// Jobs queued by Kueue, as the controller leaves them.
+var (
+	// waiting has never been admitted: its quota is short.
+	waiting = makeJob("train", 5*time.Minute).queue("team", "high").suspended().
+		admitted(metav1.ConditionFalse, v1beta1.ReasonPending, "waiting in LocalQueue team: couldn't assign flavors to pod set worker: insufficient unused quota for cpu in flavor default, 2 more needed").obj()
+	// preempted was admitted, then evicted for a job of higher priority, and waits again.
+	preempted = makeJob("low", 20*time.Minute).queue("team", "").suspended().
+			admitted(metav1.ConditionFalse, "Preempted", "Preempted to accommodate a workload due to prioritization in the ClusterQueue").obj()
+	// stopping was just evicted: its pods still run until the controller deletes them.
+	stopping = makeJob("going", 30*time.Minute).queue("team", "").state(v1beta1.StateRunning, "").
+			admitted(metav1.ConditionFalse, "Preempted", "Preempted to accommodate a workload").obj()
+	// admitted runs with Kueue's admission.
+	admitted = makeJob("fits", 10*time.Minute).queue("team", "").state(v1beta1.StateRunning, "").active(v1beta1.ReplicaTypeWorker, 2).started(9*time.Minute).
+			admitted(metav1.ConditionTrue, v1beta1.ReasonAdmitted, "admitted by ClusterQueue team-cq").obj()
+	// suspendedByHand is suspended by its user, Kueue or not: no Admitted condition.
+	suspendedByHand = makeJob("paused", 3*time.Hour).suspended().obj()
+)
+
+// TestListQueued: the QUEUE column, and a job Kueue holds back is Queued with Kueue's reason,
+// whether it never ran or was preempted; one admitted, still stopping or suspended by hand keeps
+// its state.
+func TestListQueued(t *testing.T) {
+	objs := []client.Object{waiting, preempted, stopping, admitted, suspendedByHand}
+	runCases(t, map[string]cmdCase{
+		"list": {
+			objs: objs,
+			args: []string{"list"},
+			wantOut: "NAME     MODE   STATE       QUEUE   WORKERS   RESTARTS   AGE\n" +
+				"fits     dist   Running     team    2/2       0          10m\n" +
+				"going    dist   Running     team    0/2       0          30m\n" +
+				"low      dist   Queued      team    0/2       0          20m\n" +
+				"paused   dist   Suspended   -       0/2       0          3h\n" +
+				"train    dist   Queued      team    0/2       0          5m\n",
+		},
+		"wide": {
+			objs: objs,
+			args: []string{"list", "-o", "wide"},
+			wantOut: "NAME     MODE   STATE       QUEUE   WORKERS   RESTARTS   AGE   SERVERS   DURATION   REASON\n" +
+				"fits     dist   Running     team    2/2       0          10m   0/1       9m         \n" +
+				"going    dist   Running     team    0/2       0          30m   0/1       -          \n" +
+				"low      dist   Queued      team    0/2       0          20m   0/1       -          Preempted to accommodate a workload due to prioritization in the ClusterQueue\n" +
+				"paused   dist   Suspended   -       0/2       0          3h    0/1       -          suspended by runPolicy.suspend\n" +
+				"train    dist   Queued      team    0/2       0          5m    0/1       -          waiting in LocalQueue team: couldn't assign flavors to pod set worker: insufficient unused quota for cpu in flavor default, 2 more needed\n",
+		},
+		"the state is the table's, not the API's": {
+			objs:    objs,
+			args:    []string{"get", "train", "-o", "jsonpath={.status.state}"},
+			wantOut: "Suspended",
 		},
 	})
 }
@@ -190,7 +243,55 @@ Events:
   Normal   SuccessfulCreatePod   5m (x2)   mxjob-controller   created pod mnist-worker-0
 `,
 		},
+		// Why a queued job waits: its queue, priority and what Kueue says.
+		"queued": {
+			objs: []client.Object{waiting},
+			args: []string{"describe", "train"},
+			wantOut: `Name:             train
+Namespace:        default
+Labels:           kueue.x-k8s.io/priority-class=high,kueue.x-k8s.io/queue-name=team
+Created:          2026-05-01T11:55:00Z (5m ago)
+Mode:             dist
+State:            Queued
+Reason:           suspended by runPolicy.suspend
+Queue:            team
+Priority Class:   high
+Admitted:         False, reason Pending: waiting in LocalQueue team: couldn't assign flavors to pod set worker: insufficient unused quota for cpu in flavor default, 2 more needed
+Restarts:         0
+Run Policy:       cleanPodPolicy=<none> backoffLimit=none activeDeadline=none ttlAfterFinished=none suspend=true
+Replicas:
+  TYPE        DESIRED   ACTIVE   SUCCEEDED   FAILED   IMAGE
+  SCHEDULER   1         0        0           0        mxnet:1.9
+  SERVER      1         0        0           0        mxnet:1.9
+  WORKER      2         0        0           0        mxnet:1.9
+Pods:   <none>
+Conditions:
+  TYPE       STATUS   REASON    AGE   MESSAGE
+  Admitted   False    Pending   2m    waiting in LocalQueue team: couldn't assign flavors to pod set worker: insufficient unused quota for cpu in flavor default, 2 more needed
+Events:   <none>
+`,
+		},
 	})
+}
+
+// TestDescribeKueue: the lines describe gives a job Kueue queues, whatever its admission, and
+// none to a job Kueue does not queue.
+func TestDescribeKueue(t *testing.T) {
+	for _, tc := range []struct {
+		job  *v1beta1.MxJob
+		want string
+	}{
+		{admitted, "Queue:\tteam\nAdmitted:\tTrue, reason Admitted: admitted by ClusterQueue team-cq\n"},
+		{preempted, "Queue:\tteam\nAdmitted:\tFalse, reason Preempted: Preempted to accommodate a workload due to prioritization in the ClusterQueue\n"},
+		{makeJob("new", time.Second).queue("team", "high").obj(), "Queue:\tteam\nPriority Class:\thigh\n"},
+		{running, ""},
+	} {
+		var b strings.Builder
+		describeKueue(&b, tc.job)
+		if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.job.Name, diff)
+		}
+	}
 }
 
 func TestTop(t *testing.T) {
@@ -367,22 +468,30 @@ func TestWait(t *testing.T) {
 	})
 }
 
-// TestWaitTimeout steps the fake clock past --timeout while the job runs: exit code 2.
+// TestWaitTimeout steps the fake clock past --timeout while the job runs, or waits in Kueue's
+// queue: exit code 2, saying what the job is as list would.
 func TestWaitTimeout(t *testing.T) {
-	env := newTestEnv([]client.Object{running}, nil)
-	go func() {
-		for !env.Clock.HasWaiters() {
-			time.Sleep(time.Millisecond)
+	for _, tc := range []struct {
+		job  *v1beta1.MxJob
+		want string
+	}{
+		{running, "error: timed out after 10m0s waiting for mxjob/mnist to be Succeeded (it is Running); wait longer with --timeout\n"},
+		{waiting, "error: timed out after 10m0s waiting for mxjob/train to be Succeeded (it is Queued); wait longer with --timeout\n"},
+	} {
+		env := newTestEnv([]client.Object{tc.job}, nil)
+		go func() {
+			for !env.Clock.HasWaiters() {
+				time.Sleep(time.Millisecond)
+			}
+			env.Clock.Step(time.Hour)
+		}()
+		code := env.Run(NewRoot(env.Env), "wait", tc.job.Name, "--timeout", "10m")
+		if code != 2 {
+			t.Errorf("%s: exit code %d, want 2", tc.job.Name, code)
 		}
-		env.Clock.Step(time.Hour)
-	}()
-	code := env.Run(NewRoot(env.Env), "wait", "mnist", "--timeout", "10m")
-	if code != 2 {
-		t.Errorf("exit code %d, want 2", code)
-	}
-	want := "error: timed out after 10m0s waiting for mxjob/mnist to be Succeeded (it is Running); wait longer with --timeout\n"
-	if diff := cmp.Diff(want, env.Stderr.String()); diff != "" {
-		t.Errorf("stderr (-want +got):\n%s", diff)
+		if diff := cmp.Diff(tc.want, env.Stderr.String()); diff != "" {
+			t.Errorf("%s: stderr (-want +got):\n%s", tc.job.Name, diff)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 	"github.com/mlkube/mlkube/plugin/internal/cli"
 )
@@ -20,6 +21,7 @@ var mxJobs = cli.Resource[*v1beta1.MxJob]{
 		cli.NameColumn,
 		{Name: "Mode", Type: "string"},
 		{Name: "State", Type: "string"},
+		{Name: "Queue", Type: "string", Description: "Kueue's LocalQueue (label kueue.x-k8s.io/queue-name)"},
 		{Name: "Workers", Type: "string", Description: "active/desired workers"},
 		{Name: "Restarts", Type: "integer"},
 		cli.AgeColumn,
@@ -35,21 +37,42 @@ func jobRow(j *v1beta1.MxJob, now time.Time) []any {
 		j.Name,
 		string(j.Spec.JobMode),
 		state(j),
+		queueName(j),
 		replicaCounts(j, v1beta1.ReplicaTypeWorker),
 		int64(j.Status.Restarts),
 		cli.Age(j.CreationTimestamp, now),
 		replicaCounts(j, v1beta1.ReplicaTypeServer),
 		runDuration(j, now),
-		j.Status.Reason,
+		reason(j),
 	}
 }
 
-// state is status.state, or Pending before the controller has written any.
+// state is status.state, or Pending before the controller has written any, or Queued while
+// Kueue holds the job back.
 func state(j *v1beta1.MxJob) string {
-	if j.Status.State == "" {
+	switch {
+	case heldByKueue(j) != nil:
+		return stateQueued
+	case j.Status.State == "":
 		return "Pending"
 	}
 	return string(j.Status.State)
+}
+
+// reason is why the job is in its state: for a queued job, why Kueue has not admitted it.
+func reason(j *v1beta1.MxJob) string {
+	if c := heldByKueue(j); c != nil {
+		return waitReason(c)
+	}
+	return j.Status.Reason
+}
+
+// queueName is the job's LocalQueue, "-" when Kueue does not queue it.
+func queueName(j *v1beta1.MxJob) string {
+	if q := j.Labels[labels.KueueQueueName]; q != "" {
+		return q
+	}
+	return "-"
 }
 
 // replicaCounts is "active/desired" for a replica type, "-" when the job has none of it.

@@ -40,6 +40,8 @@ type submitSpec struct {
 	roles map[v1beta1.ReplicaType]*roleFlags
 	// data is spec.dataset and the workers' ServiceAccount.
 	data datasetFlags
+	// kueue is the LocalQueue and priority of a job Kueue queues.
+	kueue kueueFlags
 }
 
 // roleFlags are the role-prefixed flags, as arena names them: --worker-image, --server-cpu.
@@ -59,9 +61,13 @@ func buildSubmitJob(s submitSpec) (*v1beta1.MxJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	queued, err := kueueLabels(s.kueue)
+	if err != nil {
+		return nil, err
+	}
 	job := &v1beta1.MxJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "MxJob"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.namespace, Labels: queued},
 		Spec: v1beta1.MxJobSpec{JobMode: v1beta1.JobMode(s.mode), Dataset: dataset,
 			SuccessPolicy: v1beta1.SuccessPolicy(s.successPolicy)},
 	}
@@ -175,6 +181,10 @@ func newSubmitCommand(env *cli.Env) *cobra.Command {
   kubectl mxjob submit resnet --mode dist --workers 2 --image trainer:1 --dataset etl:train/ --transform decode \
     --service-account trainer -- python train.py
 
+  # Queue it in Kueue: it starts once the LocalQueue team has room for all of its replicas
+  kubectl mxjob submit mnist --image mxnet/python:1.9.1 --workers 4 --worker-cpu 2 --server-cpu 1 --scheduler-cpu 500m \
+    --queue team --priority-class high -- python train.py
+
   # Show the MxJob instead of submitting it
   kubectl mxjob submit mnist --image mxnet/python:1.9.1 --dry-run=client -o yaml -- python train.py`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -210,6 +220,10 @@ func newSubmitCommand(env *cli.Env) *cobra.Command {
 	f.StringVar(&s.data.transform, "transform", "", "Transform (or pipeline a>>b) the --dataset objects go through on their node.")
 	f.StringVar(&s.data.args, "transform-args", "", "Arguments of --transform, at most 4 KiB.")
 	f.StringVar(&s.data.serviceAccount, "service-account", "", "ServiceAccount the workers run as and read --dataset with; defaults to the namespace's default.")
+	f.StringVar(&s.kueue.queue, "queue", "",
+		"LocalQueue of the namespace to queue the job in (label kueue.x-k8s.io/queue-name): Kueue starts it once the queue's quota holds all of its replicas, charging their requests (--worker-cpu, ...).")
+	f.StringVar(&s.kueue.priorityClass, "priority-class", "",
+		"WorkloadPriorityClass of a --queue job (label kueue.x-k8s.io/priority-class): Kueue admits it before, and may preempt for it, jobs of lower priority.")
 	f.StringVar(&o.dryRun, "dry-run", "none", "none, client (print the MxJob) or server (the API server checks it, nothing is stored).")
 	for _, t := range v1beta1.ReplicaTypes {
 		rf := &roleFlags{}
@@ -258,6 +272,9 @@ func (o *submitOptions) Validate() error {
 		return cli.UsageError(o.cmd, "--dry-run must be none, client or server, not %q", o.dryRun)
 	}
 	if _, err := parseDataset(s.data); err != nil {
+		return cli.UsageError(o.cmd, "%v", err)
+	}
+	if _, err := kueueLabels(s.kueue); err != nil {
 		return cli.UsageError(o.cmd, "%v", err)
 	}
 	if !slices.Contains(restartPolicies, s.restartPolicy) {
