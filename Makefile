@@ -27,7 +27,7 @@ GENERATED := api manifests docs/commands
 # for the e2e clusters and the integration tests, Helm for chart-check, krew for krew-check). Named
 # one by one, not found by a wildcard, so that a deleted go.mod fails verify-pins.
 PINNED_MODULES := . hack/tools hack/tools/lint hack/build/kube hack/build/kubeadm hack/build/etcd hack/build/coredns \
-	hack/build/metrics-server hack/build/helm hack/build/krew hack/build/versitygw
+	hack/build/metrics-server hack/build/helm hack/build/krew hack/build/versitygw hack/build/kueue
 
 .PHONY: all
 all: generate manifests build lint test

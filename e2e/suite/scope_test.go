@@ -38,6 +38,8 @@ var scopes = map[string][]string{
 		"TestFQNInRestrictedNamespace",                           // the data.mlkube.io driver under the provider's kubelet and mount propagation
 		"TestTransformRunFromAnObjectStore",                      // the agents reaching a store through the provider's Services and DNS
 		"TestTransformRunFromAStoreResumesAfterItsAgentIsDeleted",
+		"TestMxJobsQueuedByKueueRunOneAtATimeWithinQuota", // Kueue's image, webhooks and scheduler on the provider
+		"TestMxJobPreemptedByAHigherPriorityResumesAndSucceeds",
 	},
 	// What an install changes: the manifests (RBAC, roles for users, webhook configuration, the
 	// manager's replicas and budget, the agent's DaemonSet) and images pulled by digest.

@@ -13,11 +13,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueuev1 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/internal/kubetest"
@@ -64,7 +66,9 @@ func TestMain(m *testing.M) {
 	}
 	// client-go's default of 5 requests a second would make the suite wait on itself.
 	cfg.QPS, cfg.Burst = 100, 200
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	s := scheme.New()
+	utilruntime.Must(kueuev1.AddToScheme(s))
+	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

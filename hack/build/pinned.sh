@@ -35,8 +35,10 @@ tool() {
     krew) module=sigs.k8s.io/krew packages=(sigs.k8s.io/krew/cmd/{krew,validate-krew-manifest}) ;;
     # The S3 server of the e2e clusters and of the S3 client's tests: a real S3 API over a directory.
     versitygw) module=github.com/versity/versitygw packages=(github.com/versity/versitygw/cmd/versitygw) ;;
+    # Kueue on the e2e clusters, which queues and admits MxJobs.
+    kueue) module=sigs.k8s.io/kueue packages=(sigs.k8s.io/kueue/cmd/kueue) ;;
     *)
-      echo "pinned: no tool named '$1'; one of kube kubeadm etcd coredns metrics-server helm krew versitygw" >&2
+      echo "pinned: no tool named '$1'; one of kube kubeadm etcd coredns metrics-server helm krew versitygw kueue" >&2
       exit 2
       ;;
   esac
@@ -58,6 +60,7 @@ ldflags() {
     helm) echo -n "-X helm.sh/helm/v3/internal/version.version=$2 -X helm.sh/helm/v3/internal/version.gitTreeState=clean" ;;
     krew) echo -n "-X sigs.k8s.io/krew/internal/version.gitTag=$2" ;;
     versitygw) echo -n "-X main.Version=$2" ;;
+    kueue) echo -n "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$2" ;;
   esac
 }
 

@@ -4,12 +4,14 @@ package builders
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/internal/restricted"
 )
 
 // DefaultImage is the image the builders put in containers.
@@ -153,5 +155,33 @@ func (b *MxJobBuilder) Queue(queue string) *MxJobBuilder {
 		b.job.Labels = map[string]string{}
 	}
 	b.job.Labels[labels.KueueQueueName] = queue
+	return b
+}
+
+// Priority labels the job with Kueue's WorkloadPriorityClass class.
+func (b *MxJobBuilder) Priority(class string) *MxJobBuilder {
+	if b.job.Labels == nil {
+		b.job.Labels = map[string]string{}
+	}
+	b.job.Labels[labels.KueuePriorityClass] = class
+	return b
+}
+
+// Restricted gives every template what the restricted Pod Security Standard asks for.
+func (b *MxJobBuilder) Restricted() *MxJobBuilder {
+	for i := range b.job.Spec.ReplicaSpecs {
+		restricted.Default(&b.job.Spec.ReplicaSpecs[i].Template.Spec)
+	}
+	return b
+}
+
+// CPU requests cpu for every container of every template, what Kueue charges a queue's quota.
+func (b *MxJobBuilder) CPU(cpu string) *MxJobBuilder {
+	for i := range b.job.Spec.ReplicaSpecs {
+		cs := b.job.Spec.ReplicaSpecs[i].Template.Spec.Containers
+		for j := range cs {
+			cs[j].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+		}
+	}
 	return b
 }

@@ -265,6 +265,9 @@ func TestVersionsArePinned(t *testing.T) {
 		"CoreDNS":        {"hack/build/coredns", "github.com/coredns/coredns", CoreDNSVersion},
 		"metrics-server": {"hack/build/metrics-server", "sigs.k8s.io/metrics-server", MetricsServerVersion},
 		"versitygw":      {"hack/build/versitygw", "github.com/versity/versitygw", VersityGWVersion},
+		"Kueue":          {"hack/build/kueue", "sigs.k8s.io/kueue", KueueVersion},
+		// The manager links Kueue's API and e2e/cluster installs its manifests from this one.
+		"Kueue (mlkube)": {".", "sigs.k8s.io/kueue", KueueVersion},
 	} {
 		t.Run(name, func(t *testing.T) {
 			mod, err := os.ReadFile(filepath.Join(moduleRoot(t), tc.moddir, "go.mod"))

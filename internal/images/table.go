@@ -15,6 +15,11 @@ const MetricsServerVersion = "v0.9.0"
 // the two the same.
 const VersityGWVersion = "v1.8.0"
 
+// KueueVersion is the Kueue release `hack/build/pinned.sh kueue` builds for the e2e clusters; it
+// is pinned by hack/build/kueue/go.mod, and TestVersionsArePinned keeps the two the same and the
+// Kueue module of the repository's go.mod, whose manifests e2e/cluster installs.
+const KueueVersion = "v0.17.0"
+
 // The images the project builds. A new image is one more entry here and in All.
 var (
 	// Manager is the mlkube controller manager (webhook + reconcilers).
@@ -40,6 +45,14 @@ var (
 		Ref:    "mlkube/versitygw:" + VersityGWVersion,
 		Script: "hack/build/pinned.sh",
 		Args:   []string{"versitygw"},
+	}
+	// Kueue queues and admits MxJobs on the e2e clusters; e2e/cluster installs it on every
+	// provider. Kueue's manifests run /manager, the name its own image gives the binary.
+	Kueue = Spec{
+		Ref:    "mlkube/kueue:" + KueueVersion,
+		Script: "hack/build/pinned.sh",
+		Args:   []string{"kueue"},
+		Links:  []string{"manager"},
 	}
 	// TestServer is the e2e suite's workload: it answers with its pod and node, and fetches or
 	// resolves on request, so a test can probe the cluster network from inside a pod.
@@ -96,6 +109,6 @@ var KindNodeNet = Spec{Ref: "mlkube/kind-nodenet:dev", Package: "./e2e/images/no
 
 // All lists every image `make images` builds.
 func All() []Spec {
-	return []Spec{Manager, Pause, CoreDNS, MetricsServer, S3Server, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
+	return []Spec{Manager, Pause, CoreDNS, MetricsServer, S3Server, Kueue, TestServer, MxJobWorkload, TransformerEcho, TransformerMD5, TransformerGzip,
 		IOShim, RuntimePython311, NodeAgent, LoadGen, KindNodeNet, TorchTrainer}
 }

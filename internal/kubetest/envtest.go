@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/mlkube/mlkube/internal/repo"
 )
 
 // Envtest is the API server of the integration suites (a real kube-apiserver and etcd) with
@@ -69,17 +69,16 @@ func RunWithEnvtest(m *testing.M, env *envtest.Environment, setup func(ctx conte
 }
 
 // KueueCRDs are the files of Kueue's CRDs that the MxJob integration needs (Workloads,
-// ResourceFlavors, WorkloadPriorityClasses), read from the Kueue module go.mod pins, so that
-// the integration suite's API server serves Kueue's API exactly as the version mlkube builds with.
+// ResourceFlavors, WorkloadPriorityClasses), from the Kueue module go.mod pins, so that the
+// integration suite's API server serves Kueue's API as the version mlkube builds with.
 func KueueCRDs() ([]string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue").Output()
+	dir, err := repo.ModuleDir(context.Background(), "sigs.k8s.io/kueue")
 	if err != nil {
-		return nil, fmt.Errorf("finding the Kueue module (go list -m sigs.k8s.io/kueue): %w", err)
+		return nil, err
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "components", "crd", "bases")
 	var files []string
 	for _, kind := range []string{"workloads", "resourceflavors", "workloadpriorityclasses"} {
-		files = append(files, filepath.Join(dir, "kueue.x-k8s.io_"+kind+".yaml"))
+		files = append(files, filepath.Join(dir, "config", "components", "crd", "bases", "kueue.x-k8s.io_"+kind+".yaml"))
 	}
 	return files, nil
 }

@@ -6,6 +6,7 @@ package repo
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -55,4 +56,28 @@ func Script(ctx context.Context, root, script string, args []string, env ...stri
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	return lines[len(lines)-1], nil
+}
+
+// ModuleDir is the directory of module path at the version the repository's go.mod requires,
+// downloaded from the module proxy (checked against go.sum) when the cache lacks it: the files a
+// dependency ships besides its Go code (Kueue's CRDs and manifests) are pinned like its code.
+func ModuleDir(ctx context.Context, path string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", path)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	var mod struct{ Dir, Error string }
+	if err == nil {
+		err = json.Unmarshal(out, &mod)
+	}
+	if err == nil && mod.Dir == "" {
+		err = fmt.Errorf("%s", mod.Error)
+	}
+	if err != nil {
+		return "", fmt.Errorf("downloading module %s (go mod download %s): %w", path, path, err)
+	}
+	return mod.Dir, nil
 }

@@ -68,6 +68,13 @@ func run(ctx context.Context, args []string) error {
 		if err := cluster.InstallS3Server(ctx, p, logf); err != nil {
 			return fmt.Errorf("S3 server: %w", err)
 		}
+		// On every provider unless MLKUBE_E2E_KUEUE=0 (make e2e-release proves a cluster without
+		// it), before mlkube is deployed: the manager turns its Kueue integration on at start.
+		if os.Getenv("MLKUBE_E2E_KUEUE") != "0" {
+			if err := cluster.InstallKueue(ctx, p, logf); err != nil {
+				return fmt.Errorf("installing Kueue: %w", err)
+			}
+		}
 		fmt.Println(p.Kubeconfig())
 		return nil
 	case "down":
