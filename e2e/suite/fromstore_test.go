@@ -282,7 +282,7 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 // skipped, the rest done, and every object of the bucket ends transformed once, in the node tier.
 func TestTransformRunFromAStoreResumesAfterItsAgentIsDeleted(t *testing.T) {
 	const count = 400
-	c := newRunCluster(t, "0.02")
+	c := newRunCluster(t, "0.1") // about 200 objects a node over 2 workers: 10 s, so the status shows it a quarter done before it ends
 	s3 := openS3(t)
 	bucket := s3.bucket(t, c.ns)
 	files := map[string][]byte{}
