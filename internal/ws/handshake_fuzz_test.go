@@ -12,7 +12,7 @@ import (
 // ErrHandshakeTooLarge exactly the answers whose status line and headers
 // pass maxHandshakeBytes or maxHandshakeLines before their blank line; that
 // it reads no more than the bound from the connection (and a buffer's worth
-// of a refusal's body) and allocates a small multiple of the bound, whatever the answer's size; and
+// of a refusal's body) and allocates a small multiple (6x) of the bound, whatever the answer's size; and
 // that an answer it accepts leaves the bytes behind its head unread, for the
 // connection's first frames.
 func FuzzReadAnswer(f *testing.F) {
@@ -38,7 +38,11 @@ func FuzzReadAnswer(f *testing.F) {
 			br.Reset(&src)
 			err = readAnswer(br, key)
 		}
-		if n := allocatedBytes(read); n > 4*maxHandshakeBytes {
+		// One header line just under the bound costs the most: the line's buffer grows by
+		// doubling (about 2x), then it is copied as the value and canonicalised (testdata's
+		// a17f20161a8807a0, 15 KiB of X-Pad: 4.3x). What matters is that the cost is a fixed
+		// multiple of the bound, not of the answer.
+		if n := allocatedBytes(read); n > 6*maxHandshakeBytes {
 			t.Fatalf("reading an answer of %d bytes allocated %d bytes", len(answer), n)
 		}
 		consumed := len(answer) - src.Len()
