@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,16 +16,37 @@ import (
 	kueuev1 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
+	"github.com/mlkube/mlkube/controller/kueue"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
 // Kueue is installed on the e2e clusters (e2e/cluster.InstallKueue) as a cluster admin installs
-// it. Each test's admin makes a ClusterQueue with quota for four pods of 100m CPU, serving only
-// the test's namespace, and a LocalQueue there; the team's editor submits the jobs.
+// it: by `cluster up` on kind, and on the local cluster after the rest of the suite has run without
+// it (MLKUBE_E2E_KUEUE=later, hack/cluster/e2e.sh). Each test's admin makes a ClusterQueue with
+// quota for four pods of 100m CPU, serving only the test's namespace, and a LocalQueue there; the
+// team's editor submits the jobs. The tests run in parallel, after the suite's others: each has
+// its own ClusterQueue, and most of their time is spent waiting for jobs that sleep.
 
 // podCPU is what each replica requests: the ClusterQueue's quota is four of them.
 const podCPU = "100m"
+
+// needKueue skips the test where the cluster was brought up without Kueue on purpose
+// (MLKUBE_E2E_KUEUE=0 or later, e2e/cmd/cluster), and fails it where Kueue should be and is not.
+func needKueue(t *testing.T) {
+	t.Helper()
+	served, err := kueue.Served(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if served {
+		return
+	}
+	if v := os.Getenv("MLKUBE_E2E_KUEUE"); v == "0" || v == "later" {
+		t.Skipf("Kueue's API is not served on this cluster, brought up without it (MLKUBE_E2E_KUEUE=%s)", v)
+	}
+	t.Fatalf("Kueue's API (%s workloads) is not served: install Kueue (`go run ./e2e/cmd/cluster kueue`) and restart the manager, or set MLKUBE_E2E_KUEUE=0 to skip the Kueue tests", kueuev1.GroupVersion)
+}
 
 // queueFor onboards a namespace for editor, with a LocalQueue "team" in a ClusterQueue of quota for
 // four pods that preempts lower priorities; it returns the namespace and the editor's client.
@@ -70,6 +92,8 @@ func admitted(t *testing.T, job *v1beta1.MxJob, status metav1.ConditionStatus, r
 }
 
 func TestMxJobsQueuedByKueueRunOneAtATimeWithinQuota(t *testing.T) {
+	t.Parallel()
+	needKueue(t)
 	ns, alice := queueFor(t, "kueue-alice")
 	first := queuedJob(ns, "first", 1, "20s").Obj()
 	second := queuedJob(ns, "second", 1, "1s").Obj()
@@ -139,6 +163,8 @@ func TestMxJobsQueuedByKueueRunOneAtATimeWithinQuota(t *testing.T) {
 }
 
 func TestMxJobPreemptedByAHigherPriorityResumesAndSucceeds(t *testing.T) {
+	t.Parallel()
+	needKueue(t)
 	ctx := context.Background()
 	ns, bob := queueFor(t, "kueue-bob")
 	for name, value := range map[string]int32{ns + "-low": 100, ns + "-high": 1000} {

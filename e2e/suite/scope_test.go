@@ -61,6 +61,11 @@ var scopes = map[string][]string{
 	// bundle, that the chart with the release's values renders the bundle's objects), so this run
 	// checks that what Helm applied comes up and serves: certificates and webhooks, the users'
 	// roles and every node's agent.
+	// make e2e's second part: Kueue installed on the cluster the rest of the suite ran on without it.
+	"kueue": {
+		"TestMxJobsQueuedByKueueRunOneAtATimeWithinQuota",
+		"TestMxJobPreemptedByAHigherPriorityResumesAndSucceeds",
+	},
 	"chart": {
 		"TestManagerReadyWithCertControllerCertificates",
 		"TestWebhooksThroughTheAPIServer",

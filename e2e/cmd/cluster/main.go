@@ -1,10 +1,15 @@
 // Command cluster brings the e2e cluster up and down: kind where a container engine answers, the
 // docker-less local cluster otherwise (MLKUBE_CLUSTER_PROVIDER=kind|local forces one).
 //
-//	go run ./e2e/cmd/cluster up           # create, with metrics-server; prints the kubeconfig path
+//	go run ./e2e/cmd/cluster up           # create, with metrics-server, an S3 server and Kueue; prints the kubeconfig path
+//	go run ./e2e/cmd/cluster kueue        # install Kueue on the cluster up made without it
 //	go run ./e2e/cmd/cluster load-images  # every tarball in _output/images, or the ones given
 //	go run ./e2e/cmd/cluster kubeconfig   # print the kubeconfig path
 //	go run ./e2e/cmd/cluster down         # remove everything up made
+//
+// MLKUBE_E2E_KUEUE says when Kueue is installed: 1 (the default) by up, before mlkube is
+// deployed; later (make e2e's whole suite, which runs first on a cluster without Kueue) by the
+// kueue command, after the rest of the suite; 0 never (make e2e-release).
 package main
 
 import (
@@ -24,7 +29,7 @@ import (
 	"github.com/mlkube/mlkube/internal/repo"
 )
 
-const usage = "usage: cluster up | down | load-images [tarball...] | kubeconfig"
+const usage = "usage: cluster up | kueue | down | load-images [tarball...] | kubeconfig"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -38,6 +43,10 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(usage)
+	}
+	kueueAtUp, err := kueueAtUp(os.Getenv("MLKUBE_E2E_KUEUE"))
+	if err != nil {
+		return err
 	}
 	p, err := cluster.Select()
 	if err != nil {
@@ -68,14 +77,19 @@ func run(ctx context.Context, args []string) error {
 		if err := cluster.InstallS3Server(ctx, p, logf); err != nil {
 			return fmt.Errorf("S3 server: %w", err)
 		}
-		// On every provider unless MLKUBE_E2E_KUEUE=0 (make e2e-release proves a cluster without
-		// it), before mlkube is deployed: the manager turns its Kueue integration on at start.
-		if os.Getenv("MLKUBE_E2E_KUEUE") != "0" {
+		// Before mlkube is deployed: the manager turns its Kueue integration on at start.
+		if kueueAtUp {
 			if err := cluster.InstallKueue(ctx, p, logf); err != nil {
 				return fmt.Errorf("installing Kueue: %w", err)
 			}
 		}
 		fmt.Println(p.Kubeconfig())
+		return nil
+	case "kueue":
+		// The manager finds Kueue only when it starts: whoever calls this restarts it after.
+		if err := cluster.InstallKueue(ctx, p, logf); err != nil {
+			return fmt.Errorf("installing Kueue: %w", err)
+		}
 		return nil
 	case "down":
 		return p.Down(ctx)
@@ -90,6 +104,17 @@ func run(ctx context.Context, args []string) error {
 		return nil
 	}
 	return errors.New(usage)
+}
+
+// kueueAtUp reads MLKUBE_E2E_KUEUE: whether up installs Kueue.
+func kueueAtUp(v string) (bool, error) {
+	switch v {
+	case "", "1":
+		return true, nil
+	case "0", "later":
+		return false, nil
+	}
+	return false, fmt.Errorf("MLKUBE_E2E_KUEUE=%q: want 1 (Kueue installed by up, the default), later (by `cluster kueue`) or 0 (never)", v)
 }
 
 // tarballsToLoad is the arguments, or every tarball `go run ./e2e/cmd/images` wrote.

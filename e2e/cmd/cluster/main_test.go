@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,5 +34,16 @@ func TestTarballsToLoad(t *testing.T) {
 	want := []string{filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")}
 	if got, err := tarballsToLoad(nil); err != nil || !cmp.Equal(got, want) {
 		t.Errorf("built tarballs = %v, %v; want %v", got, err, want)
+	}
+}
+
+func TestKueueAtUp(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "1": true, "0": false, "later": false} {
+		if got, err := kueueAtUp(v); err != nil || got != want {
+			t.Errorf("MLKUBE_E2E_KUEUE=%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	if _, err := kueueAtUp("yes"); err == nil || !strings.Contains(err.Error(), "MLKUBE_E2E_KUEUE") {
+		t.Errorf("MLKUBE_E2E_KUEUE=yes: %v; want an error naming the variable", err)
 	}
 }
