@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
@@ -139,13 +140,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // workload is the job's Workload that is not finished, else its newest one, else nil.
 func (r *Reconciler) workload(ctx context.Context, job *v1beta1.MxJob) (*kueuev1.Workload, error) {
-	var list kueuev1.WorkloadList
-	if err := r.List(ctx, &list, client.InNamespace(job.Namespace), indexer.OwnerReferenceIndexFieldMatcher(gvk, job.Name)); err != nil {
+	owned, err := r.ownedWorkloads(ctx, client.ObjectKeyFromObject(job))
+	if err != nil {
 		return nil, err
 	}
 	var found *kueuev1.Workload
-	for i := range list.Items {
-		wl := &list.Items[i]
+	for _, wl := range owned {
 		if !metav1.IsControlledBy(wl, job) {
 			continue // a predecessor's of the same name
 		}
@@ -159,16 +159,30 @@ func (r *Reconciler) workload(ctx context.Context, job *v1beta1.MxJob) (*kueuev1
 // releaseWorkloads drops Kueue's finalizer from the Workloads of a job being deleted, so that
 // garbage collection can remove them.
 func (r *Reconciler) releaseWorkloads(ctx context.Context, req reconcile.Request) error {
-	var list kueuev1.WorkloadList
-	if err := r.List(ctx, &list, client.InNamespace(req.Namespace), indexer.OwnerReferenceIndexFieldMatcher(gvk, req.Name)); err != nil {
+	owned, err := r.ownedWorkloads(ctx, req.NamespacedName)
+	if err != nil {
 		return err
 	}
-	for i := range list.Items {
-		if err := workload.RemoveFinalizer(ctx, r.Client, &list.Items[i]); client.IgnoreNotFound(err) != nil {
+	for _, wl := range owned {
+		if err := workload.RemoveFinalizer(ctx, r.Client, wl); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ownedWorkloads lists, by Kueue's owner index, the Workloads whose owner is an MxJob named
+// job.Name: the job's own, and any left by a predecessor of the same name.
+func (r *Reconciler) ownedWorkloads(ctx context.Context, job types.NamespacedName) ([]*kueuev1.Workload, error) {
+	var list kueuev1.WorkloadList
+	if err := r.List(ctx, &list, client.InNamespace(job.Namespace), indexer.OwnerReferenceIndexFieldMatcher(gvk, job.Name)); err != nil {
+		return nil, err
+	}
+	owned := make([]*kueuev1.Workload, len(list.Items))
+	for i := range list.Items {
+		owned[i] = &list.Items[i]
+	}
+	return owned, nil
 }
 
 // create queues the job: it must be suspended first (the webhook creates queued jobs suspended;
