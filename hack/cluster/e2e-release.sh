@@ -12,7 +12,8 @@
 # e2e/suite/scope_test.go). The chart's first has to render the bundle's objects from the release's
 # values (hack/verify/chartdiff, as make verify checks the dev bundle), then runs the tests of what
 # Helm changes (MLKUBE_E2E_SCOPE=chart). MLKUBE_E2E_SCOPE= (empty) runs the whole suite on both,
-# without the benchmark round.
+# without the benchmark round. With MLKUBE_E2E_KUBECONFIG (the local cluster make e2e kept) it
+# replaces that cluster's dev install instead of bringing a cluster up, and leaves it up.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
@@ -21,23 +22,36 @@ version=${MLKUBE_RELEASE_VERSION:-v0.0.0-e2e}
 registry=10.250.0.1:5000 # e2e/cluster/local Plan.Registry(): this machine on the nodes' bridge
 out=_output/release/$version
 
-make images
-# Without Kueue: the release's MxJobs run as on any cluster that lacks it (the other runs have it).
-MLKUBE_E2E_KUEUE=0 go run ./e2e/cmd/cluster up
-cleanup() {
-  hack/cluster/registry.sh stop || true
-  [ -n "${MLKUBE_E2E_KEEP:-}" ] || go run ./e2e/cmd/cluster down
-}
-trap cleanup EXIT
 scope=install
 [ -z "${E2E_RUN:-}" ] || scope= # E2E_RUN picks its own tests
 scope=${MLKUBE_E2E_SCOPE-$scope}
-shipped='mlkube_(manager|node-agent|io-shim|runtime-python[0-9.]*)_dev\.tar$'
-# No scope trains with PyTorch: its image (most of the bytes) is loaded only for the whole suite.
-[ -z "$scope" ] || shipped="$shipped|_e2e-torch_"
-mapfile -t preload < <(ls _output/images/*.tar | grep -Ev "$shipped")
-go run ./e2e/cmd/cluster load-images "${preload[@]}"
-kubeconfig=$(go run ./e2e/cmd/cluster kubeconfig)
+kubeconfig=${MLKUBE_E2E_KUBECONFIG:-}
+if [ -n "$kubeconfig" ]; then
+  # A local cluster make e2e kept (MLKUBE_E2E_KEEP=1), as .ci/run passes it on: its dev install
+  # is removed first, and the release installed in its place. The nodes hold the dev images under
+  # other names: the release's, named by the registry and digest, are still pulled from it.
+  if [ "$kubeconfig" != "$(go run ./e2e/cmd/cluster kubeconfig)" ]; then
+    echo "e2e-release: MLKUBE_E2E_KUBECONFIG=$kubeconfig is not the local cluster's: only its nodes reach this machine's registry" >&2
+    exit 1
+  fi
+  echo "== the dev install removed from $kubeconfig"
+  KUBECONFIG=$kubeconfig hack/cluster/kubectl.sh delete --wait=true --timeout=300s --ignore-not-found -f manifests/install.yaml
+  trap 'hack/cluster/registry.sh stop || true' EXIT
+else
+  make images
+  MLKUBE_E2E_KUEUE=${MLKUBE_E2E_KUEUE:-0} go run ./e2e/cmd/cluster up
+  cleanup() {
+    hack/cluster/registry.sh stop || true
+    [ -n "${MLKUBE_E2E_KEEP:-}" ] || go run ./e2e/cmd/cluster down
+  }
+  trap cleanup EXIT
+  shipped='mlkube_(manager|node-agent|io-shim|runtime-python[0-9.]*)_dev\.tar$'
+  # No scope trains with PyTorch: its image (most of the bytes) is loaded only for the whole suite.
+  [ -z "$scope" ] || shipped="$shipped|_e2e-torch_"
+  mapfile -t preload < <(ls _output/images/*.tar | grep -Ev "$shipped")
+  go run ./e2e/cmd/cluster load-images "${preload[@]}"
+  kubeconfig=$(go run ./e2e/cmd/cluster kubeconfig)
+fi
 echo "== cluster ready after $(( $(date +%s) - start ))s"
 
 hack/cluster/registry.sh start
