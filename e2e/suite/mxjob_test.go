@@ -15,6 +15,10 @@ import (
 	"github.com/mlkube/mlkube/internal/builders"
 )
 
+// The jobs' tests that only wait on their own namespace run in parallel, after the suite's others
+// (among them those that stop the manager or an agent): most of their time is pods starting and
+// replicas sleeping.
+
 func podLogs(t *testing.T, ns, pod string) string {
 	t.Helper()
 	raw, err := clientset.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: "mxnet"}).DoRaw(context.Background())
@@ -45,6 +49,7 @@ func runningJob(t *testing.T, ns, name string, workers int32, sleep string) *v1b
 }
 
 func TestMxJobDistRendezvousSucceeds(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	job := builders.MxJob("dist").Namespace(ns).Dist(2, 3).
 		RunPolicy(func(rp *v1beta1.RunPolicy) { rp.CleanPodPolicy = v1beta1.CleanPodPolicyNone }).Obj()
@@ -76,6 +81,7 @@ func TestMxJobDistRendezvousSucceeds(t *testing.T) {
 }
 
 func TestMxJobLocalSucceeds(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	job := builders.MxJob("local").Namespace(ns).Local().Obj()
 	k8s.MustCreate(t, job)
@@ -86,6 +92,7 @@ func TestMxJobLocalSucceeds(t *testing.T) {
 }
 
 func TestMxJobWorkerExit1UnderNeverFailsTheJob(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	job := builders.MxJob("never").Namespace(ns).Dist(1, 2).
 		Env("MXJOB_FAIL_REPLICA", "worker-1", "MXJOB_FAIL_CODE", "1").Obj()
@@ -118,6 +125,7 @@ func failOnceVolume(t *testing.T, b *builders.MxJobBuilder, i int, ns string) *b
 }
 
 func TestMxJobExit137OnceUnderExitCodeIsRetried(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	b := builders.MxJob("retry").Namespace(ns).Dist(1, 2).
 		EditReplica(2, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = v1beta1.RestartPolicyExitCode }).
@@ -132,6 +140,7 @@ func TestMxJobExit137OnceUnderExitCodeIsRetried(t *testing.T) {
 }
 
 func TestMxJobBackoffLimitExceeded(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	job := builders.MxJob("backoff").Namespace(ns).Local().
 		EditReplica(0, func(rs *v1beta1.ReplicaSpec) { rs.RestartPolicy = v1beta1.RestartPolicyExitCode }).
@@ -145,6 +154,7 @@ func TestMxJobBackoffLimitExceeded(t *testing.T) {
 }
 
 func TestMxJobSuspendAndResume(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	job := runningJob(t, ns, "pause", 1, "15s")
 	k8s.SuspendJob(t, job)
@@ -156,6 +166,7 @@ func TestMxJobSuspendAndResume(t *testing.T) {
 }
 
 func TestMxJobDeleteRemovesPodsAndServices(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 	job := runningJob(t, ns, "doomed", 1, "10m")
