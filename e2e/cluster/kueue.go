@@ -48,6 +48,9 @@ func InstallKueue(ctx context.Context, p Provider, logf func(string, ...any)) er
 	if err := applyObjects(ctx, cfg, "Kueue", objs); err != nil {
 		return err
 	}
+	if err := restartBeforeCert(ctx, cfg); err != nil {
+		return err
+	}
 	if err := waitKueue(ctx, cfg); err != nil {
 		if ctx.Err() == nil {
 			err = fmt.Errorf("the Kueue webhook did not admit a dry-run ResourceFlavor within %v: %w; see 'hack/cluster/kubectl.sh -n %s get pods' and 'hack/cluster/kubectl.sh -n %s logs deploy/kueue-controller-manager'",
@@ -146,6 +149,68 @@ func applyOrder(u *unstructured.Unstructured) int {
 		return 3
 	}
 	return 2
+}
+
+// kueueCertSecret is the Secret Kueue's own certificate management fills and its pod mounts.
+const kueueCertSecret = "kueue-webhook-server-cert"
+
+// restartBeforeCert waits for Kueue to fill its webhook Secret, then restarts its pods that were
+// created before it did. Such a pod mounted the Secret empty, and the kubelet refreshes a mounted
+// Secret only on its periodic sync, a minute or more later: until then Kueue's webhooks serve no
+// certificate. A replacement mounts the certificate at once.
+func restartBeforeCert(ctx context.Context, cfg *rest.Config) error {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	var filled time.Time
+	err = pollUntil(ctx, KueueDeadline, time.Second, func(ctx context.Context) error {
+		var s corev1.Secret
+		if err := c.Get(ctx, client.ObjectKey{Namespace: KueueNamespace, Name: kueueCertSecret}, &s); err != nil {
+			return err
+		}
+		if len(s.Data[corev1.TLSCertKey]) == 0 {
+			return fmt.Errorf("no %s in Secret %s/%s yet", corev1.TLSCertKey, KueueNamespace, kueueCertSecret)
+		}
+		filled = lastWrite(&s)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for Kueue's webhook certificate: %w", err)
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(KueueNamespace), client.MatchingLabels{"control-plane": "controller-manager"}); err != nil {
+		return err
+	}
+	for _, p := range stale(pods.Items, filled) {
+		if err := c.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lastWrite is when obj was last written, by its managed fields (to the second).
+func lastWrite(obj metav1.Object) time.Time {
+	var last time.Time
+	for _, f := range obj.GetManagedFields() {
+		if f.Time != nil && f.Time.After(last) {
+			last = f.Time.Time
+		}
+	}
+	return last
+}
+
+// stale is the pods not created after t. Timestamps have whole seconds: a pod of the same second
+// as t counts as created before it.
+func stale(pods []corev1.Pod, t time.Time) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range pods {
+		if !pods[i].CreationTimestamp.After(t) {
+			out = append(out, &pods[i])
+		}
+	}
+	return out
 }
 
 // waitKueue creates a ResourceFlavor with dryRun=All until Kueue's validating webhook admits it.
