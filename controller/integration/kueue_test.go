@@ -142,11 +142,12 @@ func TestMxJobQueuedByKueue(t *testing.T) {
 		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: kueuev1.WorkloadEvicted, Status: metav1.ConditionTrue,
 			Reason: kueuev1.WorkloadEvictedByPreemption, Message: "Preempted to accommodate a workload of higher priority"})
 	})
-	stopped := k8s.WaitForJob(t, job, v1beta1.StateSuspended)
-	c := meta.FindStatusCondition(stopped.Status.Conditions, v1beta1.ConditionAdmitted)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != kueuev1.WorkloadEvictedByPreemption {
-		t.Errorf("Admitted %+v; want False Preempted", c)
-	}
+	// The job's state and its Admitted condition are two controllers' writes: wait for both.
+	stopped := kubetest.WaitFor(t, k8s, "Suspended with Admitted=False Preempted", job, func(j *v1beta1.MxJob) (bool, error) {
+		c := meta.FindStatusCondition(j.Status.Conditions, v1beta1.ConditionAdmitted)
+		return j.Status.State == v1beta1.StateSuspended && c != nil && c.Status == metav1.ConditionFalse &&
+			c.Reason == kueuev1.WorkloadEvictedByPreemption, nil
+	})
 	for _, rs := range stopped.Spec.ReplicaSpecs {
 		if rs.Template.Spec.NodeSelector != nil || rs.Template.Spec.Tolerations != nil || rs.Template.Labels["kueue.x-k8s.io/podset"] != "" {
 			t.Errorf("%s template keeps the admission's %v %v %v", rs.MxReplicaType, rs.Template.Spec.NodeSelector, rs.Template.Spec.Tolerations, rs.Template.Labels)
