@@ -39,7 +39,7 @@ func (h hpush) transform(ctx context.Context, t Target, in input, exceeded *atom
 	if body == nil || size == 0 {
 		closeBody(body)
 		req.Body, req.ContentLength = http.NoBody, 0
-	} else if !in.local && size > 0 && size <= wholeBodySize {
+	} else if size > 0 && size <= wholeBodySize {
 		if err := readWhole(req, body, size); err != nil {
 			return nil, 0, err
 		}
@@ -78,12 +78,18 @@ func (a answerClosing) Close() error {
 	return err
 }
 
-// wholeBodySize is the largest streamed body that hpush reads whole before
-// sending it. net/http sends a body it cannot see in memory in a system
-// call of its own, after flushing the headers apart; a body in memory leaves
-// with the headers in one write, and the transformer reads both at once. A
-// small object is all in the agent within one round trip of its client
-// anyway.
+// wholeBodySize is the largest body, streamed or stored, that hpush reads
+// whole before sending it. net/http sends a body it cannot see in memory in
+// a system call of its own, after flushing the headers apart; a body in
+// memory leaves with the headers in one write, and the transformer reads
+// both at once. A small object is all in the agent within one round trip of
+// its client anyway.
+//
+// One write also keeps a transformer's answer the cause of its failure: when
+// an answer sent before the body passes maxAnswerHeaderBytes, the transport
+// closes the connection, and a body written after that fails on it; the
+// transport then reports either error, and the write's names no cause. A
+// larger stored object can still fail so, as a write error.
 const wholeBodySize = 32 << 10
 
 // readWhole reads req's body of size bytes into memory and makes req send
