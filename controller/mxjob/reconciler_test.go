@@ -104,8 +104,15 @@ func TestReconcileCreatesReplicasAndWritesStatusOnce(t *testing.T) {
 	if got.Status.State != v1beta1.StateRunning || got.Status.StartTime == nil {
 		t.Errorf("status %+v; want Running with a start time", got.Status)
 	}
-	if ev := drain(rec); len(ev) != 5 {
-		t.Errorf("events %v; want 4 SuccessfulCreatePod and 1 Created", ev)
+	// One event per slow-start batch of pods: 1, then 2, then the last 1.
+	wantEvents := []string{
+		"Normal SuccessfulCreatePod created pod j-scheduler-0",
+		"Normal SuccessfulCreatePod created 2 pods: j-server-0, j-worker-0",
+		"Normal SuccessfulCreatePod created pod j-worker-1",
+		"Normal MxJobCreated Created=True: the job was accepted",
+	}
+	if diff := cmp.Diff(wantEvents, drain(rec)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 
 	// The next reconcile sees the pods (active counts change); after it nothing changes.

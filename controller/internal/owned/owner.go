@@ -9,7 +9,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	k8serrors "k8s.io/apimachinery/pkg/api/errors"
@@ -79,19 +81,26 @@ func controlledBy[T any, PT interface {
 	return out
 }
 
-// Create makes the object of each item in slow-start batches, recording SuccessfulCreate<Kind>
-// and FailedCreate<Kind> events; objects of items after a failing batch are not even built.
+// Create makes the object of each item in slow-start batches. It records one SuccessfulCreate<Kind>
+// event per batch, as Kubernetes' own controllers aggregate theirs: an event per object doubles
+// the API server's writes for a large job, and the events library sends them at the manager's
+// QPS long after the objects exist. A batch of one keeps its Creation's message. A failure is a
+// FailedCreate<Kind> event of its own. Objects of items after a failing batch are not even built.
 // Names are deterministic, so AlreadyExists means a create raced a stale cache, not a duplicate:
 // it is no error.
 func Create[T any](ctx context.Context, o Owner, items []T, creation func(T) Creation) error {
-	_, err := slowstart.Do(items, func(item T) error {
+	var mu sync.Mutex
+	var created []Creation // in the current batch, with a Created message
+	_, err := slowstart.DoBatches(items, func(item T) error {
 		c := creation(item)
 		err := o.Client.Create(ctx, c.Object)
 		switch {
 		case err == nil:
 			o.log(ctx, "created", c.Object)
 			if c.Created != "" {
-				o.Event(false, "SuccessfulCreate"+kind(c.Object), c.Created)
+				mu.Lock()
+				created = append(created, c)
+				mu.Unlock()
 			}
 			return nil
 		case k8serrors.IsAlreadyExists(err):
@@ -100,9 +109,45 @@ func Create[T any](ctx context.Context, o Owner, items []T, creation func(T) Cre
 			o.Event(true, "FailedCreate"+kind(c.Object), fmt.Sprintf("%s: %v", c.Creating, err))
 			return err
 		}
+	}, func([]T, []error) {
+		if len(created) > 0 {
+			o.Event(false, "SuccessfulCreate"+kind(created[0].Object), createdMessage(created))
+		}
+		created = created[:0]
 	})
 	return err
 }
+
+// createdMessage is the event message of a batch's created objects: the Creation's own for one,
+// else their count and names ("created 3 pods: a, b, c"), sorted, as many as fit in
+// maxEventNamesBytes and then how many more.
+func createdMessage(created []Creation) string {
+	if len(created) == 1 {
+		return created[0].Created
+	}
+	names := make([]string, len(created))
+	for i, c := range created {
+		names[i] = c.Object.GetName()
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "created %d %ss: ", len(names), strings.ToLower(kind(created[0].Object)))
+	for i, name := range names {
+		if i > 0 && b.Len()+len(", ")+len(name) > maxEventNamesBytes {
+			fmt.Fprintf(&b, " and %d more", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(name)
+	}
+	return b.String()
+}
+
+// maxEventNamesBytes bounds the names an aggregated event lists: an event's note is at most 1 KiB,
+// and a name up to 253 bytes.
+const maxEventNamesBytes = 512
 
 // Delete removes the object of each item in slow-start batches, recording a FailedDelete<Kind>
 // event on failure. NotFound means the object is already gone, and Conflict that a UID

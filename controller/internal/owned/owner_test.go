@@ -3,6 +3,8 @@ package owned
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,6 +94,70 @@ func TestCreateRecordsEventsAndLogs(t *testing.T) {
 	}
 	if len(logs) != 1 || !strings.Contains(logs[0], `"level"=2 "msg"="created pod" "pod"={"name"="new" "namespace"="ns"} "configmap"={"name"="j" "namespace"="ns"}`) {
 		t.Errorf("logs %q; want one V(2) line for the created pod", logs)
+	}
+}
+
+// TestCreatedMessageBounded: long names are listed up to the bound and the rest counted, so the
+// note stays within an event's 1 KiB.
+func TestCreatedMessageBounded(t *testing.T) {
+	var created []Creation
+	for i := range 64 {
+		created = append(created, Creation{Object: pod(fmt.Sprintf("%s-%02d", strings.Repeat("n", 240), i), "")})
+	}
+	msg := createdMessage(created)
+	listed := strings.Count(msg, strings.Repeat("n", 240))
+	if !strings.HasPrefix(msg, "created 64 pods: "+strings.Repeat("n", 240)+"-00, ") || !strings.HasSuffix(msg, fmt.Sprintf(" and %d more", 64-listed)) ||
+		len(msg) > maxEventNamesBytes+len(" and 64 more") || listed < 2 {
+		t.Errorf("message of %d bytes listing %d names: %.120q … %q; want the first names within %d bytes and the rest counted", len(msg), listed, msg, msg[max(0, len(msg)-40):], maxEventNamesBytes)
+	}
+}
+
+// TestCreateRecordsOneEventPerBatch: 200 pods, one refused, are 8 slow-start batches: an event
+// for each batch's created pods, named as far as an event's note allows, and a warning for the
+// refused one, which stops the creates after its batch.
+func TestCreateRecordsOneEventPerBatch(t *testing.T) {
+	quota := errors.New("quota exceeded")
+	cl := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(pod("w-003", "owner-uid")).
+		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if obj.GetName() == "w-100" {
+				return quota
+			}
+			return c.Create(ctx, obj, opts...)
+		}}).Build()
+	rec := events.NewFakeRecorder(20)
+	o := Owner{Client: cl, Recorder: rec, Object: owner()}
+	names := make([]string, 200)
+	for i := range names {
+		names[i] = fmt.Sprintf("w-%03d", i)
+	}
+	err := Create(context.Background(), o, names, func(name string) Creation {
+		return Creation{Object: pod(name, "owner-uid"), Created: "created pod " + name, Creating: "creating pod " + name}
+	})
+	if !errors.Is(err, quota) {
+		t.Fatalf("Create: %v, want %v", err, quota)
+	}
+	// Batches of 1, 2, 4, 8, 16, 32, 64: w-000 … w-126. w-003 existed already; w-100, in the last,
+	// was refused.
+	got := recorded(rec)
+	want := []string{
+		"Normal SuccessfulCreatePod created pod w-000",
+		"Normal SuccessfulCreatePod created 2 pods: w-001, w-002",
+		"Normal SuccessfulCreatePod created 3 pods: w-004, w-005, w-006",
+		"Normal SuccessfulCreatePod created 8 pods: w-007, w-008, w-009, w-010, w-011, w-012, w-013, w-014",
+	}
+	if len(got) != 8 || !slices.Equal(got[:4], want) {
+		t.Fatalf("events %q; want %q, then batches of 16 and 32, the refusal and 63 created", got, want)
+	}
+	if !slices.Contains(got, "Warning FailedCreatePod creating pod w-100: quota exceeded") {
+		t.Errorf("events %q; want the refusal of w-100", got)
+	}
+	if last := got[len(got)-1]; !strings.HasPrefix(last, "Normal SuccessfulCreatePod created 63 pods: w-063, w-064, ") || !strings.HasSuffix(last, ", w-099, w-101, w-102, w-103, w-104, w-105, w-106, w-107, w-108, w-109, w-110, w-111, w-112, w-113, w-114, w-115, w-116, w-117, w-118, w-119, w-120, w-121, w-122, w-123, w-124, w-125, w-126") {
+		t.Errorf("the last batch's event %q; want its 63 pods named, w-063 to w-126 but w-100", last)
+	}
+	// Every object was created once whatever the events say.
+	var pods corev1.PodList
+	if err := cl.List(context.Background(), &pods); err != nil || len(pods.Items) != 126 {
+		t.Errorf("%d pods stored (%v), want 126: w-000 to w-126 but w-100", len(pods.Items), err)
 	}
 }
 

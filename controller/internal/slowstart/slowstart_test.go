@@ -2,6 +2,7 @@ package slowstart
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,5 +59,29 @@ func TestDoReportsEveryErrorOfTheFailingBatch(t *testing.T) {
 	// Batches: [0] [1 2] [3 4 5 6]: the third fails with four errors.
 	if n != 7 || err == nil || len(err.(interface{ Unwrap() []error }).Unwrap()) != 4 {
 		t.Errorf("Do() = %d, %v; want 7 calls and 4 errors", n, err)
+	}
+}
+
+func TestDoBatchesReportsEachBatchBeforeTheNext(t *testing.T) {
+	items := []int{0, 1, 2, 3, 4, 5, 6, 7, 8}
+	var batches [][]int
+	var failed []int
+	n, err := DoBatches(items, func(i int) error {
+		if i == 4 || i == 6 {
+			return errors.New("bad")
+		}
+		return nil
+	}, func(batch []int, errs []error) {
+		batches = append(batches, append([]int(nil), batch...))
+		for i, err := range errs {
+			if err != nil {
+				failed = append(failed, batch[i])
+			}
+		}
+	})
+	// Batches [0] [1 2] [3 4 5 6], the third failing at 4 and 6; 7 and 8 are never tried.
+	want := [][]int{{0}, {1, 2}, {3, 4, 5, 6}}
+	if n != 7 || err == nil || !slices.EqualFunc(batches, want, slices.Equal) || !slices.Equal(failed, []int{4, 6}) {
+		t.Errorf("DoBatches() = %d, %v; batches %v, failed %v; want 7 calls, batches %v, failed [4 6]", n, err, batches, failed, want)
 	}
 }
