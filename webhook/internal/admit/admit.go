@@ -6,13 +6,17 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/mlkube/mlkube/internal/lazylog"
 )
 
 // Rules are the admission rules of one kind.
@@ -107,7 +111,19 @@ func (r Rules[T]) Register(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, r.NewObject()).
 		WithDefaulter(r).
 		WithValidator(r).
+		WithLogConstructor(r.logger).
 		Complete()
+}
+
+// logger is the request's logger, with controller-runtime's pairs added only when it writes a
+// line (package lazylog): built for every request, it almost never writes one.
+func (r Rules[T]) logger(base logr.Logger, req *admission.Request) logr.Logger {
+	if req == nil {
+		return lazylog.WithValues(base, "webhookKind", r.Kind.Kind)
+	}
+	return lazylog.WithValues(base, "webhookKind", r.Kind.Kind, r.Kind.Kind, klog.KRef(req.Namespace, req.Name),
+		"namespace", req.Namespace, "name", req.Name, "resource", req.Resource,
+		"user", req.UserInfo.Username, "requestID", req.UID)
 }
 
 // invalid turns field errors into one Invalid status error naming every field, which the API
