@@ -66,6 +66,9 @@ type NodeRunStatus struct {
 	Phase   etlv1alpha1.RunPhase `json:"phase"`
 	Message string               `json:"message,omitempty"`
 	etlv1alpha1.RunCounts
+	// Listed says the share's source was listed to its end: PlannedObjects is final, so the
+	// manager can tell when the share should end from its rate.
+	Listed bool `json:"listed,omitempty"`
 	// Errors are the most recent failed objects, at most etlv1alpha1.MaxRunErrors.
 	Errors   []etlv1alpha1.ObjectError `json:"errors,omitempty"`
 	Started  time.Time                 `json:"started"`

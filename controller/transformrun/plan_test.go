@@ -1,6 +1,7 @@
 package transformrun
 
 import (
+	stdcmp "cmp"
 	"testing"
 	"time"
 
@@ -39,6 +40,13 @@ func TestComputePlan(t *testing.T) {
 			run:  runWith(v1alpha1.TransformRunSpec{}, running),
 			obs:  observed{nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunRunning, counts)}, sinceWrite: every.statusInterval},
 			want: want{phase: v1alpha1.RunRunning, writeStatus: true, requeueAfter: every.poll},
+		},
+		"running, listed to its end, ending before the interval: polled again when it should end": {
+			run: runWith(v1alpha1.TransformRunSpec{}, running),
+			obs: observed{nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunRunning, v1alpha1.RunCounts{PlannedObjects: 10, DoneObjects: 8})},
+				listed: map[string]bool{"a": true}, sinceWrite: time.Second},
+			// 6 objects in the second since the last write; 2 left at 6 a second.
+			want: want{phase: v1alpha1.RunRunning, requeueAfter: time.Second / 3},
 		},
 		"finished by this poll: written, then back after its TTL": {
 			run:  runWith(ttl(60), running),
@@ -81,6 +89,68 @@ func TestComputePlan(t *testing.T) {
 			}
 			if !finished(tc.run.Status.Phase) && !cmp.Equal(p.status, computeStatus(tc.run, tc.obs.nodes, tc.obs.fresh, t0.Add(10*time.Second), tc.obs.sinceWrite)) {
 				t.Error("the planned status of a polled run is not what its shares add up to")
+			}
+		})
+	}
+}
+
+func TestNextPoll(t *testing.T) {
+	const interval = 3 * time.Second
+	running := func(name string, left, rate int64) v1alpha1.RunNodeStatus {
+		n := node(name, v1alpha1.RunRunning, v1alpha1.RunCounts{PlannedObjects: 100, DoneObjects: 100 - left})
+		n.ObjectsPerSecond = rate
+		return n
+	}
+	all := map[string]bool{"a": true, "b": true}
+	cases := map[string]struct {
+		phase  v1alpha1.RunPhase
+		nodes  []v1alpha1.RunNodeStatus
+		listed map[string]bool
+		recent map[string]float64
+		want   time.Duration
+	}{
+		"one node, ends within the interval": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 10, 20)}, listed: all, want: interval / 6,
+		},
+		"the last node to end sets it": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 10, 20), running("b", 20, 10)}, listed: all, want: 2 * time.Second,
+		},
+		"a finished node does not count": {
+			nodes: []v1alpha1.RunNodeStatus{node("a", v1alpha1.RunSucceeded, allDone), running("b", 10, 20)}, listed: all, want: interval / 6,
+		},
+		"a share faster since the last poll than its smoothed rate: the faster": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 10, 2)}, listed: all, recent: map[string]float64{"a": 20}, want: interval / 6,
+		},
+		"a share slower since the last poll: its smoothed rate": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 10, 20)}, listed: all, recent: map[string]float64{"a": 1}, want: interval / 6,
+		},
+		"a rate since the last poll and none smoothed yet": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 10, 0)}, listed: all, recent: map[string]float64{"a": 20}, want: interval / 6,
+		},
+		"ends after the interval: the interval": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 100, 20)}, listed: all, want: interval,
+		},
+		"nothing left but still running: a tenth of the interval": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 0, 20)}, listed: all, want: interval / 10,
+		},
+		"a node still listing: its plan may grow, the interval": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 10, 20), running("b", 1, 20)}, listed: map[string]bool{"a": true}, want: interval,
+		},
+		"a node without a rate yet: the interval": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 10, 20), running("b", 1, 0)}, listed: all, want: interval,
+		},
+		"a node not started: the interval": {
+			nodes: []v1alpha1.RunNodeStatus{running("a", 10, 20), node("b", v1alpha1.RunPending, v1alpha1.RunCounts{})}, listed: all, want: interval,
+		},
+		"a run not running: the interval": {
+			phase: v1alpha1.RunSuspended, nodes: []v1alpha1.RunNodeStatus{running("a", 10, 20)}, listed: all, want: interval,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			st := v1alpha1.TransformRunStatus{Phase: stdcmp.Or(tc.phase, v1alpha1.RunRunning), Nodes: tc.nodes}
+			if got := nextPoll(&st, tc.listed, tc.recent, interval); got != tc.want {
+				t.Errorf("nextPoll = %v, want %v", got, tc.want)
 			}
 		})
 	}

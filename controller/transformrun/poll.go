@@ -51,9 +51,10 @@ func (r *Reconciler) choose(ctx context.Context, run *v1alpha1.TransformRun, age
 
 // poll steps every unfinished share at once and applies what the agents said, a silent agent's
 // grace period running from its last answer that status or this manager's tracker holds. It
-// returns the nodes' new shares and the per-object errors of the agents that answered, by node. A failed
+// returns the nodes' new shares, and by node the per-object errors of the agents that answered and
+// whether they listed their whole share (observed's sinceWrite is left to the caller). A failed
 // node of a run without continueOnError fails the run, so the shares still going are stopped.
-func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, agents map[string]string, now time.Time, tracked trackedRun) ([]v1alpha1.RunNodeStatus, map[string][]v1alpha1.ObjectError) {
+func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes []v1alpha1.RunNodeStatus, agents map[string]string, now time.Time, tracked trackedRun) observed {
 	token, tokenErr := r.Agents.token()
 	if tokenErr != nil {
 		log.FromContext(ctx).Error(tokenErr, "cannot call the node agents", "tokenFile", r.Agents.Token.Path)
@@ -85,7 +86,7 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 		}
 		_ = g.Wait() // every step reports in its observation
 	}
-	fresh := map[string][]v1alpha1.ObjectError{}
+	fresh, listed := map[string][]v1alpha1.ObjectError{}, map[string]bool{}
 	apply := func(note string) {
 		for i, o := range obs {
 			if o == nil {
@@ -98,6 +99,7 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 			nodes[i] = applyObservation(nodes[i], *o, now, since, r.Grace, run.Spec.Suspend || note != "")
 			if o.answer != nil {
 				fresh[nodes[i].Node] = o.answer.Errors
+				listed[nodes[i].Node] = o.answer.Listed
 			}
 			if note != "" {
 				nodes[i].Message = note
@@ -111,7 +113,7 @@ func (r *Reconciler) poll(ctx context.Context, run *v1alpha1.TransformRun, nodes
 		step(true)
 		apply(fmt.Sprintf("stopped: the run failed on node %s", failed))
 	}
-	return nodes, fresh
+	return observed{nodes: nodes, fresh: fresh, listed: listed}
 }
 
 // shareSpec is the share every node's PUT carries. A store that cannot be read gives the

@@ -159,8 +159,10 @@ func (r *Reconciler) observe(ctx context.Context, run *v1alpha1.TransformRun, no
 		}
 	}
 	tracked, _ := r.tracker.lookup(client.ObjectKeyFromObject(run))
-	nodes, fresh := r.poll(ctx, run, nodes, agents, now, tracked)
-	return observed{nodes: nodes, fresh: fresh, sinceWrite: tracked.sinceWrite(run.UID, now)}, nil
+	obs := r.poll(ctx, run, nodes, agents, now, tracked)
+	obs.sinceWrite = tracked.sinceWrite(run.UID, now)
+	obs.recent = tracked.ratesSince(run.UID, obs.nodes, now)
+	return obs, nil
 }
 
 // writeStatus replaces the run's status, and records an event when its phase changed. An update,

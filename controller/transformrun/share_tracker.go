@@ -14,12 +14,15 @@ import (
 // work), the exact time each node's agent last answered (status, written at a bounded rate and to
 // the second, may hold an older answer, which would shorten the grace period), and the UID and
 // nodes of the shares, to stop them once the run is deleted (it has no finalizer, so its object
-// is gone by then).
+// is gone by then). It also holds when it last polled the run and each node's processed objects
+// then: their rate since, the most recent there is, tells when a share should end.
 type trackedRun struct {
-	uid   types.UID
-	nodes []string
-	seen  map[string]time.Time
-	wrote time.Time
+	uid       types.UID
+	nodes     []string
+	seen      map[string]time.Time
+	wrote     time.Time
+	polled    time.Time
+	processed map[string]int64
 }
 
 // shareTracker holds the trackedRun of every run this manager polls. It lives in memory only:
@@ -57,8 +60,10 @@ func (m *shareTracker) record(key types.NamespacedName, uid types.UID, nodes []v
 	// Status holds times to the second; the later time this manager saw stands.
 	seen := map[string]time.Time{}
 	r.nodes = make([]string, len(nodes))
+	r.polled, r.processed = now, make(map[string]int64, len(nodes))
 	for i, n := range nodes {
 		r.nodes[i] = n.Node
+		r.processed[n.Node], _ = processed(n.RunCounts)
 		seen[n.Node] = r.seen[n.Node]
 		if n.LastSeen != nil && n.LastSeen.After(seen[n.Node]) {
 			seen[n.Node] = n.LastSeen.Time
@@ -83,6 +88,23 @@ func (r trackedRun) sinceWrite(uid types.UID, now time.Time) time.Duration {
 		return 0
 	}
 	return now.Sub(r.wrote)
+}
+
+// ratesSince are the objects per second each of nodes processed since this manager's last poll of
+// run uid, by node; none when it has not polled the run.
+func (r trackedRun) ratesSince(uid types.UID, nodes []v1alpha1.RunNodeStatus, now time.Time) map[string]float64 {
+	secs := now.Sub(r.polled).Seconds()
+	if r.uid != uid || r.polled.IsZero() || secs <= 0 {
+		return nil
+	}
+	rates := map[string]float64{}
+	for _, n := range nodes {
+		if before, ok := r.processed[n.Node]; ok {
+			o, _ := processed(n.RunCounts)
+			rates[n.Node] = float64(max(o-before, 0)) / secs
+		}
+	}
+	return rates
 }
 
 // lastSeen is when the node's agent last answered about run uid, as far as this manager saw.

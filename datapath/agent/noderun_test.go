@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,6 +78,17 @@ func (e *env) waitRun(name string) wire.NodeRunStatus {
 		e.t.Fatalf("GET run %s: %d %s", name, a.status, a.body)
 	}
 	return a.runStatus(e.t)
+}
+
+// waitStatus GETs run name's status until cond holds of it, and returns it.
+func waitStatus(t testing.TB, e *env, name string, cond func(wire.NodeRunStatus) bool) wire.NodeRunStatus {
+	t.Helper()
+	for {
+		if s := e.do(http.MethodGet, e.runURL(name, ""), nil).runStatus(t); cond(s) {
+			return s
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // runToEnd PUTs spec, which must be accepted, and returns the status the
@@ -487,29 +499,45 @@ func (g *gate) transformed() []string {
 	return slices.Clone(g.seen)
 }
 
-// TestNodeRunWalkFeedsWorkers: the walk of the source goes only a few
-// objects ahead of the workers instead of listing the whole directory
-// first; Planned is every object once the run ends.
+// TestNodeRunWalkFeedsWorkers: the walk of the source runs ahead of the
+// workers by at most the queue's lookahead instead of listing the whole
+// directory first; a share that fits in it is listed at once, which the
+// status says (Listed) while its first object is still transformed, and
+// Planned is every object once the run ends.
 func TestNodeRunWalkFeedsWorkers(t *testing.T) {
-	const n = 100
-	e := newEnv(t)
-	g := newGate(func(n int64, _ string) bool { return n == 1 })
-	e.addTransform("t", etlv1alpha1.CommHPush, "", g.transform)
-	for i := range n {
-		e.writeObject(fmt.Sprintf("raw/%03d", i), []byte("x"))
+	for _, tc := range []struct {
+		name       string
+		objects    int
+		wantListed bool
+	}{
+		{"fits the lookahead", 100, true},
+		{"past the lookahead", noderun.Lookahead + 100, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			g := newGate(func(n int64, _ string) bool { return n == 1 })
+			e.addTransform("t", etlv1alpha1.CommHPush, "", g.transform)
+			for i := range tc.objects {
+				e.writeObject(fmt.Sprintf("raw/%04d", i), []byte("x"))
+			}
+			if a, _ := e.putRun("r1", prefixRun("t", 1)); a.status != http.StatusOK {
+				t.Fatalf("PUT: %d %s", a.status, a.body)
+			}
+			<-g.entered
+			// The worker holds one object, the queue up to the lookahead,
+			// the walk waits with one more: however far it got, it is
+			// blocked there, or done.
+			wantPlanned := int64(min(tc.objects, noderun.Lookahead+2))
+			s := waitStatus(t, e, "r1", func(s wire.NodeRunStatus) bool { return s.Listed || s.PlannedObjects >= wantPlanned })
+			if s.Phase != etlv1alpha1.RunRunning || s.Listed != tc.wantListed || s.PlannedObjects > wantPlanned {
+				t.Errorf("while the first object is transformed: %s, listed %v with %d planned; want listed %v, at most %d planned",
+					s.Phase, s.Listed, s.PlannedObjects, tc.wantListed, wantPlanned)
+			}
+			close(g.release)
+			n := int64(tc.objects)
+			wantCounts(t, e.waitRun("r1"), etlv1alpha1.RunSucceeded, etlv1alpha1.RunCounts{PlannedObjects: n, PlannedBytes: n, DoneObjects: n, DoneBytes: n})
+		})
 	}
-	if a, _ := e.putRun("r1", prefixRun("t", 1)); a.status != http.StatusOK {
-		t.Fatalf("PUT: %d %s", a.status, a.body)
-	}
-	<-g.entered
-	// The worker holds one object, the channel one more, the walk waits
-	// with a third: however far the walk got, it is blocked there.
-	a := e.do(http.MethodGet, e.runURL("r1", ""), nil)
-	if s := a.runStatus(t); s.Phase != etlv1alpha1.RunRunning || s.PlannedObjects > 3 {
-		t.Errorf("while the first object is transformed: %s with %d planned; the walk ran ahead of the workers", s.Phase, s.PlannedObjects)
-	}
-	close(g.release)
-	wantCounts(t, e.waitRun("r1"), etlv1alpha1.RunSucceeded, etlv1alpha1.RunCounts{PlannedObjects: n, PlannedBytes: n, DoneObjects: n, DoneBytes: n})
 }
 
 // TestNodeRunSkipsSymlinksAndHidden: a link under the source, even to a file

@@ -60,6 +60,9 @@ type Run struct {
 	stopped atomic.Pointer[stopCause]
 
 	counts runCounters
+	// listed is set once the feeding handed every object of the share to
+	// the work queue: counts' planned objects are final.
+	listed atomic.Bool
 	recent recent.Errors
 
 	// done is closed when the attempt has ended.
@@ -247,7 +250,10 @@ func (r *Run) execute() {
 	if r.plan.spec.DryRun {
 		workers = 0
 	}
-	work := make(chan item, workers)
+	// The queue runs up to Lookahead objects ahead of the workers: the
+	// listing of a share that fits in it ends at once, its plan is known
+	// and the manager can tell from the rate when it should end.
+	work := make(chan item, max(workers, Lookahead))
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -275,10 +281,15 @@ func (r *Run) execute() {
 			return false
 		}
 	})
+	r.listed.Store(err == nil)
 	close(work)
 	wg.Wait()
 	r.finish(err)
 }
+
+// Lookahead is how many objects the feeding queues ahead of the workers:
+// a few hundred KiB of names.
+const Lookahead = 1024
 
 // feed calls send with each object of the source that exists on this node,
 // in order, until send returns false. Objects of a list or template that
@@ -620,7 +631,8 @@ func (r *Run) ended() bool {
 // Status returns the attempt's NodeRunStatus now.
 func (r *Run) Status() wire.NodeRunStatus {
 	s := wire.NodeRunStatus{
-		UID: r.plan.spec.UID, Node: r.rs.cfg.Node, RunCounts: r.counts.snapshot(), Errors: r.recent.Snapshot(), Started: r.started,
+		UID: r.plan.spec.UID, Node: r.rs.cfg.Node, RunCounts: r.counts.snapshot(), Listed: r.listed.Load(),
+		Errors: r.recent.Snapshot(), Started: r.started,
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
