@@ -8,8 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -17,7 +23,6 @@ import (
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/internal/egress"
-	"github.com/mlkube/mlkube/internal/loadgen"
 	"github.com/mlkube/mlkube/internal/s3test"
 )
 
@@ -159,24 +164,42 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// A reader that takes exactly an object's size and closes it, as a run's transformer request
-// does, leaves the connection to the next GET: 20 GETs in a row take one connection, not 20.
-func TestGetsReuseTheirConnection(t *testing.T) {
+// A GET is one request, with no HEAD before it; and a reader that takes exactly an object's size
+// and closes it, as a run's transformer request does, leaves the connection to the next GET: 20
+// GETs in a row are 20 requests on one connection, not 20 connections. The store is reached
+// through a proxy that counts both.
+func TestGetsAreOneRequestOnOneConnection(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Bucket(t, "raw")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	target, err := url.Parse(srv.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	counted := &countingListener{Listener: ln}
-	go loadgen.Relay(counted, strings.TrimPrefix(srv.Endpoint, "http://"))
-	t.Cleanup(func() { ln.Close() })
-	s := open(t, spec("http://"+ln.Addr().String(), "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	var mu sync.Mutex
+	var methods []string
+	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host // as signed
+	}}
+	proxy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		methods = append(methods, r.Method)
+		mu.Unlock()
+		forward.ServeHTTP(w, r)
+	}))
+	counted := &countingListener{Listener: proxy.Listener}
+	proxy.Listener = counted
+	proxy.Start()
+	t.Cleanup(proxy.Close)
+	s := open(t, spec(proxy.URL, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
 	ctx := context.Background()
 	data := random(t, 100<<10)
 	if err := s.Put(ctx, "obj", bytes.NewReader(data), int64(len(data))); err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	methods = nil
+	mu.Unlock()
 	before := counted.accepted.Load()
 	for i := range 20 {
 		body, size, err := s.Get(ctx, "obj")
@@ -191,6 +214,11 @@ func TestGetsReuseTheirConnection(t *testing.T) {
 	}
 	if n := counted.accepted.Load() - before; n > 1 {
 		t.Errorf("20 GETs read to their size took %d new connections; want at most 1", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := slices.Repeat([]string{http.MethodGet}, 20); !slices.Equal(methods, want) {
+		t.Errorf("20 GETs sent %v; want 20 GETs and nothing else", methods)
 	}
 }
 
