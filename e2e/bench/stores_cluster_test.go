@@ -28,8 +28,9 @@ import (
 // TestStoreRunOnTheCluster measures a TransformRun from a bucket of the e2e cluster's S3 server
 // through the md5 Transform into another bucket, on every node, against the plain program (loadgen
 // s3 md5: minio-go, GET → MD5 → PUT) in a pod on one node, at the same number of requests at a
-// time as each node's run: MLKUBE_BENCH_STORE_OBJECTS objects (1,000) of MLKUBE_BENCH_STORE_KIB
-// KiB (1,024), MLKUBE_BENCH_STORE_WORKERS at a time (4), MLKUBE_BENCH_ROUNDS rounds (3), the two
+// time as each node's run, and the same run with overwrite: true, which puts each result without
+// asking first whether it exists, as the plain program does: MLKUBE_BENCH_STORE_OBJECTS objects (1,000) of MLKUBE_BENCH_STORE_KIB
+// KiB (1,024), MLKUBE_BENCH_STORE_WORKERS at a time (4), MLKUBE_BENCH_ROUNDS rounds (3), the three
 // taking turns. Every result of every round, the plain program's and the run's, is read back and
 // checked against the MD5 of its object. The run is timed from its creation to its Succeeded
 // phase, as its user waits for it; the plain program from its listing to its last PUT.
@@ -70,7 +71,7 @@ func TestStoreRunOnTheCluster(t *testing.T) {
 	job.run("seed", "seed", "-bucket", in, "-prefix", "in/", "-n", strconv.Itoa(objects), "-size", strconv.Itoa(size), "-workers", "8")
 	k8s.WaitForStage(t, md5, v1alpha1.StageRunning)
 
-	var plain, run []time.Duration
+	var plain, run, overwrite []time.Duration
 	for r := 1; r <= rounds; r++ {
 		var res loadgen.S3Result
 		line := job.run(fmt.Sprintf("plain-%d", r), "md5", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
@@ -79,13 +80,15 @@ func TestStoreRunOnTheCluster(t *testing.T) {
 			t.Fatalf("round %d, the plain program: %q (%v); want %d objects", r, line, err, objects)
 		}
 		plain = append(plain, res.Elapsed)
-		run = append(run, timeRun(t, k8s, ns, r, objects, workers))
-		for _, prefix := range []string{"plain", "run"} {
+		run = append(run, timeRun(t, k8s, ns, fmt.Sprintf("run-%d", r), objects, workers, false))
+		overwrite = append(overwrite, timeRun(t, k8s, ns, fmt.Sprintf("overwrite-%d", r), objects, workers, true))
+		for _, prefix := range []string{"plain", "run", "overwrite"} {
 			job.run(fmt.Sprintf("check-%s-%d", prefix, r), "check", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
 				"-to-prefix", fmt.Sprintf("%s-%d/", prefix, r), "-workers", "8")
 		}
 	}
-	tbl := storeTable(objects, size, workers, len(nodes), plain, run)
+	tbl := storeTable(objects, size, workers, len(nodes), plain, timedRuns{"TransformRun", run},
+		timedRuns{"TransformRun, `overwrite: true`", overwrite})
 	t.Logf("%d rounds, nodes %v:\n%s", rounds, nodes, tbl)
 	if dir := os.Getenv("MLKUBE_BENCH_OUT"); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -95,16 +98,19 @@ func TestStoreRunOnTheCluster(t *testing.T) {
 	}
 }
 
-// timeRun creates round r's TransformRun from the bucket through md5 into the other bucket and
-// returns how long it took to succeed, having done every object.
-func timeRun(t *testing.T, k8s kubetest.Client, ns string, r, objects, workers int) time.Duration {
+// timeRun creates the TransformRun name from the bucket through md5 into the other bucket under
+// the prefix name, and returns how long it took to succeed, having done every object. A run
+// without overwrite asks the store whether each result exists before it puts it (a HEAD), which
+// the plain program does not; one with it does what the plain program does.
+func timeRun(t *testing.T, k8s kubetest.Client, ns, name string, objects, workers int, overwrite bool) time.Duration {
 	run := &v1alpha1.TransformRun{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%d", r), Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1alpha1.TransformRunSpec{
 			Transform:      "md5",
 			Source:         v1alpha1.RunSource{Store: "raw", Prefix: "in"},
-			Destination:    v1alpha1.RunDestination{Store: "out", Prefix: fmt.Sprintf("run-%d", r)},
+			Destination:    v1alpha1.RunDestination{Store: "out", Prefix: name},
 			WorkersPerNode: ptr.To(int32(workers)),
+			Overwrite:      overwrite,
 		},
 	}
 	k8s.Interval, k8s.Timeout = 200*time.Millisecond, 15*time.Minute
