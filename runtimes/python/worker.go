@@ -101,8 +101,7 @@ func startWorker(ctx context.Context, s workerSpec) (*worker, error) {
 		w.err = w.cmd.Wait()
 		close(w.exited)
 	}()
-	stop := context.AfterFunc(ctx, w.kill)
-	defer stop()
+	defer w.killIfDone(ctx)()
 	status, msg, err := w.readFrame()
 	switch {
 	case err != nil:
@@ -128,8 +127,7 @@ func (w *worker) call(ctx context.Context, data []byte, object, args string) ([]
 		return nil, transformer.StatusError(http.StatusRequestEntityTooLarge,
 			fmt.Errorf("%d bytes do not fit one call: set a chunk size", len(data)))
 	}
-	stop := context.AfterFunc(ctx, w.kill)
-	defer stop()
+	defer w.killIfDone(ctx)()
 	// One write for the small frames and the call's header; names and args
 	// are bounded far below 4 GiB by the agent (1 KiB, 4 KiB).
 	head := make([]byte, 0, 15+len(object)+len(args))
@@ -199,6 +197,20 @@ func (w *worker) deathError(when string, cause error) error {
 		msg += "; stderr:\n" + tail
 	}
 	return errors.New(msg)
+}
+
+// killIfDone kills the worker if ctx ends before the returned func is
+// called. When ctx ends just as the worker's work does, the kill is already
+// under way in a goroutine of its own when that func runs: the worker is
+// marked broken there and then, or it could go back to the pool and be
+// killed under the next object.
+func (w *worker) killIfDone(ctx context.Context) func() {
+	stop := context.AfterFunc(ctx, w.kill)
+	return func() {
+		if !stop() {
+			w.broken.Store(true)
+		}
+	}
 }
 
 // kill ends the worker and whatever it started; it is safe to call more than
