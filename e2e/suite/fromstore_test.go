@@ -255,7 +255,7 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 	var where []string
 	where = append(where, "the runs' status:\n"+erin.do(ns, "get transformruns -o json"))
 	where = append(where, "the namespace's events:\n"+erin.do(ns, "get events -o json"))
-	for _, sel := range []struct{ ns, component string }{{"mlkube-system", "manager"}, {"mlkube-datapath", "node-agent"}} {
+	for _, sel := range []struct{ ns, component string }{{systemNamespace, "manager"}, {dataPathNamespace, "node-agent"}} {
 		pods, err := clientset.CoreV1().Pods(sel.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=" + sel.component})
 		if err != nil || len(pods.Items) == 0 {
 			t.Fatalf("pods of %s in %s: %d, %v", sel.component, sel.ns, len(pods.Items), err)

@@ -21,7 +21,7 @@ import (
 // does, and returns its base URL; the forward ends with the test.
 func forwardToAgent(t *testing.T, node string) string {
 	t.Helper()
-	return forwardTo(t, "mlkube-datapath", client.MatchingLabels{"app.kubernetes.io/component": "node-agent"}, client.MatchingFields{"spec.nodeName": node}, 8080)
+	return forwardTo(t, dataPathNamespace, client.MatchingLabels{"app.kubernetes.io/component": "node-agent"}, client.MatchingFields{"spec.nodeName": node}, 8080)
 }
 
 // forwardTo port-forwards a local port to port of the one pod of namespace ns that the options

@@ -27,7 +27,9 @@ import (
 
 const (
 	systemNamespace = "mlkube-system"
-	managerName     = "mlkube-manager"
+	// dataPathNamespace holds the node agents.
+	dataPathNamespace = "mlkube-datapath"
+	managerName       = "mlkube-manager"
 	// managerReplicas is how many manager pods the bundle runs.
 	managerReplicas = 2
 	// pollTimeout bounds every wait: long enough for a pod start on a loaded 2-core machine.
@@ -147,6 +149,7 @@ func labelledNamespace(t *testing.T, labels map[string]string) string {
 		if t.Failed() {
 			dumpDiagnostics(t, ns.Name)
 			dumpDiagnostics(t, systemNamespace)
+			dumpDiagnostics(t, dataPathNamespace)
 		}
 	})
 	return ns.Name
@@ -171,10 +174,12 @@ func dumpDiagnostics(t *testing.T, ns string) {
 			fmt.Fprintf(&b, "event %s %s/%s: %s %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
 		}
 	}
-	if ns == systemNamespace {
-		for _, p := range pods.Items {
-			logs, err := clientset.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](200)}).DoRaw(ctx)
-			fmt.Fprintf(&b, "---- logs of %s (err=%v)\n%s\n", p.Name, err, logs)
+	// Every container's logs, the transformers' too: a run that fails on one object says why
+	// only in the transformer that served it.
+	for _, p := range pods.Items {
+		for _, c := range p.Spec.Containers {
+			logs, err := clientset.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: ptr.To[int64](200)}).DoRaw(ctx)
+			fmt.Fprintf(&b, "---- logs of %s/%s (err=%v)\n%s\n", p.Name, c.Name, err, logs)
 		}
 	}
 	t.Log(b.String())

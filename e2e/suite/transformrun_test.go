@@ -341,7 +341,7 @@ func deleteAgentOn(t *testing.T, node string) {
 	ctx := context.Background()
 	pods := func() []corev1.Pod {
 		var l corev1.PodList
-		if err := k8s.List(ctx, &l, client.InNamespace("mlkube-datapath"), client.MatchingLabels{"app.kubernetes.io/component": "node-agent"}); err != nil {
+		if err := k8s.List(ctx, &l, client.InNamespace(dataPathNamespace), client.MatchingLabels{"app.kubernetes.io/component": "node-agent"}); err != nil {
 			t.Fatal(err)
 		}
 		var on []corev1.Pod
