@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/mlkube/mlkube/runtimes/proc"
 	"github.com/mlkube/mlkube/sdk/transformer"
@@ -32,14 +31,10 @@ type Options struct {
 // Runtime runs a Config's function in a pool of Python workers. Its
 // Transform is a transformer.Func.
 type Runtime struct {
-	conf Config
-	spec workerSpec
-	dir  string
-	log  *slog.Logger
-	// idle holds one entry per worker slot: a ready worker, or nil for a
-	// slot whose worker is to be started by the next object. A slot is
-	// missing while its object runs or its worker restarts.
-	idle chan *worker
+	conf    Config
+	spec    workerSpec
+	dir     string
+	workers *proc.Pool
 }
 
 var _ transformer.Func = (*Runtime)(nil).Transform
@@ -53,21 +48,25 @@ func Start(ctx context.Context, conf Config, o Options) (_ *Runtime, err error) 
 	if o.Workers < 1 {
 		o.Workers = 1
 	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
 	dir, err := os.MkdirTemp("", "mlkube-python-")
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{conf: conf, dir: dir, log: o.Log, idle: make(chan *worker, o.Workers)}
+	r := &Runtime{conf: conf, dir: dir}
+	r.spec = workerSpec{python: o.Python, script: filepath.Join(dir, "worker.py"), conf: conf, stderr: o.Stderr}
+	r.workers = proc.NewPool(o.Workers, func(ctx context.Context) (*proc.Worker, error) {
+		w, err := startWorker(ctx, r.spec)
+		if err != nil {
+			return nil, fmt.Errorf("start python worker: %w", err)
+		}
+		return w, nil
+	}, o.Log)
 	defer func() {
 		if err != nil {
-			r.stopIdle(ctx)
+			r.workers.StopIdle(ctx)
 			os.RemoveAll(dir)
 		}
 	}()
-	r.spec = workerSpec{python: o.Python, script: filepath.Join(dir, "worker.py"), conf: conf, stderr: o.Stderr}
 	if err := os.WriteFile(r.spec.script, workerScript, 0o600); err != nil {
 		return nil, err
 	}
@@ -78,12 +77,9 @@ func Start(ctx context.Context, conf Config, o Options) (_ *Runtime, err error) 
 		}
 		r.spec.path = []string{site}
 	}
-	for range o.Workers {
-		w, err := startWorker(ctx, r.spec)
-		if err != nil {
-			return nil, err
-		}
-		r.idle <- w
+	// The workers start now, so that a source that does not load fails the runtime's start.
+	if err := r.workers.Fill(ctx); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -92,82 +88,17 @@ func Start(ctx context.Context, conf Config, o Options) (_ *Runtime, err error) 
 // the runtime's files.
 func (r *Runtime) Close(ctx context.Context) error {
 	defer os.RemoveAll(r.dir)
-	for range cap(r.idle) {
-		select {
-		case w := <-r.idle:
-			if w != nil {
-				w.stop(ctx)
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
-// stopIdle stops the workers that are idle now.
-func (r *Runtime) stopIdle(ctx context.Context) {
-	for len(r.idle) > 0 {
-		if w := <-r.idle; w != nil {
-			w.stop(ctx)
-		}
-	}
+	return r.workers.Close(ctx)
 }
 
 // Transform takes a worker for the object; the result runs the function as
 // it is read and gives the worker back when closed.
 func (r *Runtime) Transform(ctx context.Context, in io.Reader, object, args string) (io.Reader, error) {
-	w, err := r.acquire(ctx)
+	w, err := r.workers.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &result{ctx: ctx, r: r, w: w, in: in, chunk: r.conf.ChunkSize, object: object, args: args}, nil
-}
-
-// acquire takes an idle worker, starting one for a slot whose restart
-// failed.
-func (r *Runtime) acquire(ctx context.Context) (*worker, error) {
-	var w *worker
-	select {
-	case w = <-r.idle:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if w != nil {
-		return w, nil
-	}
-	w, err := startWorker(ctx, r.spec)
-	if err != nil {
-		r.idle <- nil
-		return nil, fmt.Errorf("start python worker: %w", err)
-	}
-	return w, nil
-}
-
-// release gives a worker back. A dead one is replaced in the background, so
-// that the next object finds a worker ready rather than waiting for Python
-// to start and load the source.
-func (r *Runtime) release(w *worker) {
-	if !w.dead() {
-		r.idle <- w
-		return
-	}
-	go func() { r.idle <- r.replace(w) }()
-}
-
-// replace reaps a dead worker and starts another; nil when that fails, and
-// the next object tries again.
-func (r *Runtime) replace(dead *worker) *worker {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	dead.stop(ctx)
-	cancel()
-	r.log.Info("restarting a python worker that died")
-	w, err := startWorker(context.Background(), r.spec)
-	if err != nil {
-		r.log.Error("python worker restart failed; the next object tries again", "error", err)
-		return nil
-	}
-	return w
+	return &result{ctx: ctx, r: r, w: worker{w}, in: in, chunk: r.conf.ChunkSize, object: object, args: args}, nil
 }
 
 // result is one object's result: it reads the object a chunk at a time (or
@@ -175,7 +106,7 @@ func (r *Runtime) replace(dead *worker) *worker {
 type result struct {
 	ctx   context.Context
 	r     *Runtime
-	w     *worker // nil once released
+	w     worker // its Worker nil once released
 	in    io.Reader
 	chunk int // 0: whole object
 	// object and args go with every call, each chunk's too.
@@ -238,9 +169,9 @@ func (res *result) next() error {
 // Close gives the worker back; the SDK calls it once it has read the result,
 // or given up on it.
 func (res *result) Close() error {
-	if res.w != nil {
-		res.r.release(res.w)
-		res.w = nil
+	if res.w.Worker != nil {
+		res.r.workers.Release(res.w.Worker)
+		res.w.Worker = nil
 	}
 	return nil
 }
@@ -259,7 +190,7 @@ func installDependencies(ctx context.Context, python, dir, requirements string, 
 	site := filepath.Join(dir, "site-packages")
 	cmd := exec.CommandContext(ctx, python, "-m", "pip", "install", "--no-input",
 		"--disable-pip-version-check", "--target", site, "-r", file)
-	tail := &proc.Tail{Size: stderrTail}
+	tail := &proc.Tail{Size: proc.StderrTail}
 	cmd.Stdout, cmd.Stderr = tail, tail
 	if stderr != nil {
 		cmd.Stdout = io.MultiWriter(tail, stderr)

@@ -1,11 +1,9 @@
-package python
+package proc
 
 import (
 	"context"
 	"os/exec"
 	"testing"
-
-	"github.com/mlkube/mlkube/runtimes/proc"
 )
 
 // TestAWorkerWhoseContextEndsAsItsCallDoesIsNotReused: a context that ends just as a call does
@@ -15,23 +13,21 @@ import (
 // did not end leaves it alive.
 func TestAWorkerWhoseContextEndsAsItsCallDoesIsNotReused(t *testing.T) {
 	for _, ended := range []bool{false, true} {
-		w := &worker{exited: make(chan struct{}), cmd: exec.Command("sleep", "60")}
-		proc.OwnGroup(w.cmd)
-		if err := w.cmd.Start(); err != nil {
+		w, err := StartWorker("sleeper", exec.Command("sleep", "60"), nil)
+		if err != nil {
 			t.Fatal(err)
 		}
-		go func() { w.err = w.cmd.Wait(); close(w.exited) }()
 		ctx, cancel := context.WithCancel(context.Background())
-		callOver := w.killIfDone(ctx)
+		callOver := w.KillIfDone(ctx)
 		if ended {
 			cancel()
 		}
 		callOver()
-		if w.dead() != ended {
-			t.Errorf("context ended %v: the worker is dead %v right after the call; want %v", ended, w.dead(), ended)
+		if w.Dead() != ended {
+			t.Errorf("context ended %v: the worker is dead %v right after the call; want %v", ended, w.Dead(), ended)
 		}
 		cancel()
-		w.kill()
+		w.Kill()
 		<-w.exited
 	}
 }
