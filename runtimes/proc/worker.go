@@ -117,7 +117,7 @@ func (w *Worker) Kill() {
 	select {
 	case <-w.exited:
 	default:
-		KillGroup(w.Cmd.Process)
+		_ = KillGroup(w.Cmd.Process) // gone already: exited closes soon
 	}
 }
 
