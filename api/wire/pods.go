@@ -59,6 +59,9 @@ const (
 	IOShimBinPath = IOShimMountPath + "/io-shim"
 	// IOShimInstall is the shim's subcommand that copies its executable to the path after it.
 	IOShimInstall = "install"
+	// IOShimPersistent is the shim's flag that runs the command once per worker, in the
+	// framing of package sdk/ioframe, rather than once per object.
+	IOShimPersistent = "--persistent"
 )
 
 // IOShimInstallCommand is the init container's command: the shim image's binary installs itself
@@ -67,10 +70,14 @@ func IOShimInstallCommand() []string {
 	return []string{"/" + path.Base(IOShimBinPath), IOShimInstall, IOShimBinPath}
 }
 
-// IOShimCommand is the transformer container's command: the installed shim, then "--" and the
-// user's command and arguments.
-func IOShimCommand(user ...string) []string {
-	return append([]string{IOShimBinPath, "--"}, user...)
+// IOShimCommand is the transformer container's command: the installed shim, IOShimPersistent if
+// persistent, then "--" and the user's command and arguments.
+func IOShimCommand(persistent bool, user ...string) []string {
+	c := []string{IOShimBinPath}
+	if persistent {
+		c = append(c, IOShimPersistent)
+	}
+	return append(append(c, "--"), user...)
 }
 
 // codeRuntimeImages maps the code form's runtime names (v1alpha1.CodeRuntimes, which the webhook

@@ -28,8 +28,11 @@ func TestIOShimCommands(t *testing.T) {
 	if diff := cmp.Diff([]string{"/io-shim", "install", "/mlkube/bin/io-shim"}, IOShimInstallCommand()); diff != "" {
 		t.Errorf("IOShimInstallCommand (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"/mlkube/bin/io-shim", "--", "tr", "a", "b"}, IOShimCommand("tr", "a", "b")); diff != "" {
+	if diff := cmp.Diff([]string{"/mlkube/bin/io-shim", "--", "tr", "a", "b"}, IOShimCommand(false, "tr", "a", "b")); diff != "" {
 		t.Errorf("IOShimCommand (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/mlkube/bin/io-shim", "--persistent", "--", "md5"}, IOShimCommand(true, "md5")); diff != "" {
+		t.Errorf("IOShimCommand persistent (-want +got):\n%s", diff)
 	}
 }
 

@@ -56,7 +56,7 @@ func TestImage(t *testing.T) {
 	}
 
 	// The transformer container: the volume holds the shim, the image the user's command.
-	command := wire.IOShimCommand("sh", "-c", `[ "$MLKUBE_ARGS" = fail ] && { echo bad >&2; exit 4; }; tr a-z A-Z`)
+	command := wire.IOShimCommand(false, "sh", "-c", `[ "$MLKUBE_ARGS" = fail ] && { echo bad >&2; exit 4; }; tr a-z A-Z`)
 	shim := exec.Command(installed, command[1:]...)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	_, client := runtimetest.Token(t, shim, tokenFile, tokenFile)

@@ -14,9 +14,9 @@
 //     subcommand);
 //   - an emptyDir volume wire.IOShimVolume mounted at wire.IOShimMountPath in
 //     both containers;
-//   - the transformer container's command becomes wire.IOShimCommand(user
-//     command and args), with the SDK's port variable (wire.EnvPort) set to
-//     8000.
+//   - the transformer container's command becomes wire.IOShimCommand(mode,
+//     user command and args), with the SDK's port variable (wire.EnvPort) set
+//     to 8000.
 //
 // Per object the command gets the object's bytes on stdin, streamed, and its
 // stdout is streamed back as the result. The request's arguments are in the
@@ -24,6 +24,12 @@
 // exit fails the object with a message carrying the exit status and the last
 // StderrTail bytes of stderr. When the object's context ends (client gone,
 // per-object timeout) the command's whole process group is killed.
+//
+// With --persistent (Persistent) the command instead runs once per worker, up
+// to the concurrency, and transforms object after object in the framing of
+// package sdk/ioframe: the object's name and args in the request, not the
+// environment. A command that dies, breaks the framing or runs past its
+// object's end fails that object and is replaced.
 package ioshim
 
 import "github.com/mlkube/mlkube/api/wire"

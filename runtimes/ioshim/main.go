@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/sdk/transformer"
 )
 
@@ -29,17 +31,25 @@ func Main(args []string, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	r, err := NewRunner(conf.command, conf.concurrency, stderr)
+	var f transformer.Func
+	if conf.persistent {
+		p, perr := NewPersistent(conf.command, conf.concurrency, stderr, nil)
+		f, err = p.Transform, perr
+	} else {
+		r, rerr := NewRunner(conf.command, conf.concurrency, stderr)
+		f, err = r.Transform, rerr
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "io-shim:", err)
 		return 2
 	}
-	transformer.Main(r.Transform) // exits by itself on failure
+	transformer.Main(f) // exits by itself on failure
 	return 0
 }
 
 type config struct {
 	concurrency int
+	persistent  bool
 	command     []string
 }
 
@@ -53,6 +63,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	var c config
 	fs.IntVar(&c.concurrency, "concurrency", runtime.NumCPU(), "most objects transformed at once (one command each)")
+	fs.BoolVar(&c.persistent, strings.TrimPrefix(wire.IOShimPersistent, "--"), false,
+		"run the command once per worker, object after object in the framing of sdk/ioframe, not once per object")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

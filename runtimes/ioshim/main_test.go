@@ -68,6 +68,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		"command":          {args: []string{"--", "tr", "a-z", "A-Z"}, want: config{concurrency: 7, command: []string{"tr", "a-z", "A-Z"}}},
 		"concurrency":      {args: []string{"--concurrency", "3", "--", "cat"}, want: config{concurrency: 3, command: []string{"cat"}}},
+		"persistent":       {args: []string{"--persistent", "--", "md5"}, want: config{concurrency: 7, persistent: true, command: []string{"md5"}}},
 		"command flags":    {args: []string{"--", "gzip", "-c", "--", "x"}, want: config{concurrency: 7, command: []string{"gzip", "-c", "--", "x"}}},
 		"no separator":     {args: []string{"cat"}, wantErr: true},
 		"no command":       {args: []string{"--"}, wantErr: true},

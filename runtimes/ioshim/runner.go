@@ -30,13 +30,21 @@ var _ transformer.Func = (*Runner)(nil).Transform
 // at most concurrency at once; stderr, if not nil, receives the commands'
 // stderr besides their error messages.
 func NewRunner(command []string, concurrency int, stderr io.Writer) (*Runner, error) {
-	if len(command) == 0 {
-		return nil, errors.New("no command to run")
-	}
-	if concurrency < 1 {
-		return nil, fmt.Errorf("concurrency %d: want at least 1", concurrency)
+	if err := checkCommand(command, concurrency); err != nil {
+		return nil, err
 	}
 	return &Runner{command: command, slots: make(chan struct{}, concurrency), stderr: stderr}, nil
+}
+
+// checkCommand checks a runner's command and concurrency.
+func checkCommand(command []string, concurrency int) error {
+	if len(command) == 0 {
+		return errors.New("no command to run")
+	}
+	if concurrency < 1 {
+		return fmt.Errorf("concurrency %d: want at least 1", concurrency)
+	}
+	return nil
 }
 
 // Transform starts the command with in as its stdin and returns its stdout.
