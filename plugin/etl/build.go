@@ -18,6 +18,7 @@ import (
 // its timeouts. A nil field leaves the Transform's own value (or the webhook's default).
 type Common struct {
 	Communication *string
+	IOMode        *string
 	Argument      *string
 	InitTimeout   *time.Duration
 	ObjectTimeout *time.Duration
@@ -29,6 +30,9 @@ type Common struct {
 func (c Common) apply(spec *v1alpha1.TransformSpec) {
 	if c.Communication != nil {
 		spec.Communication = v1alpha1.Communication(*c.Communication)
+	}
+	if c.IOMode != nil {
+		spec.IOMode = v1alpha1.IOMode(*c.IOMode)
 	}
 	if c.Argument != nil {
 		spec.Argument = v1alpha1.Argument(*c.Argument)

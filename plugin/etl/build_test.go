@@ -67,6 +67,11 @@ func TestSpecTransform(t *testing.T) {
 				Communication: "ws", Argument: "fqn", InitTimeout: &metav1.Duration{Duration: time.Minute},
 				ObjectTimeout: &metav1.Duration{Duration: 5 * time.Second}}),
 		},
+		"--io-mode sets the mode": {
+			pod: aisPod, name: "md5", common: Common{Communication: ptr("io"), IOMode: ptr("Persistent")},
+			want: transform("md5", "ns", v1alpha1.TransformSpec{PodTemplate: template,
+				Communication: "io", IOMode: v1alpha1.IOPersistent, InitTimeout: &metav1.Duration{Duration: 2 * time.Minute}}),
+		},
 		"an AIStore runtime spec": {
 			pod: "name: md5-etl\nruntime: {image: aistorage/transformer_md5:latest}\ncommunication: hpull://\n", name: "md5",
 			want: transform("md5", "ns", v1alpha1.TransformSpec{Communication: "hpull",

@@ -89,6 +89,9 @@ func describeTransform(out io.Writer, t *v1alpha1.Transform, pods map[string]*co
 	cli.WriteHeader(w, t, now)
 	fmt.Fprintf(w, "Form:\t%s\n", cli.OrNone(form(&t.Spec)))
 	fmt.Fprintf(w, "Communication:\t%s\n", cli.OrNone(string(t.Spec.Communication)))
+	if t.Spec.IOMode != "" {
+		fmt.Fprintf(w, "IO Mode:\t%s\n", t.Spec.IOMode)
+	}
 	fmt.Fprintf(w, "Argument:\t%s\n", argument(t.Spec.Argument))
 	fmt.Fprintf(w, "Suspended:\t%t\n", t.Spec.Stopped)
 	fmt.Fprintf(w, "Stage:\t%s\n", stage(t))

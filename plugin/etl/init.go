@@ -25,7 +25,7 @@ type initOptions struct {
 	// AIStore's specs with the changes their conversion made.
 	build func(ctx context.Context, namespace string, c Common) ([]*aisspec.Conversion, error)
 
-	comm, arg                  string
+	comm, ioMode, arg          string
 	initTimeout, objectTimeout time.Duration
 	conversions                []*aisspec.Conversion
 }
@@ -35,6 +35,9 @@ func (o *initOptions) common(fs *pflag.FlagSet) Common {
 	var c Common
 	if fs.Changed("comm-type") {
 		c.Communication = &o.comm
+	}
+	if fs.Changed("io-mode") {
+		c.IOMode = &o.ioMode
 	}
 	if fs.Changed("arg-type") {
 		c.Argument = &o.arg
@@ -96,12 +99,14 @@ func (o *initOptions) report(t *v1alpha1.Transform) error {
 func (o *initOptions) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&o.comm, "comm-type", string(v1alpha1.DefaultCommunication), "How the agent hands objects to the transformer: hpush, hpull, io or ws.")
+	fs.StringVar(&o.ioMode, "io-mode", string(v1alpha1.IOPerObject), "With --comm-type io: PerObject (the command runs once per object) or Persistent (once per worker, objects length-prefixed on stdin; see docs/transforms.md).")
 	fs.StringVar(&o.arg, "arg-type", "", `What the transformer receives per object: "" (the bytes), fqn (a path on the node) or url.`)
 	fs.DurationVar(&o.initTimeout, "init-timeout", v1alpha1.DefaultInitTimeout, "How long a transformer may take to become ready.")
 	fs.DurationVar(&o.objectTimeout, "object-timeout", v1alpha1.DefaultObjectTimeout, "How long the transformation of one object may take.")
 	fs.StringVar(&o.dryRun, "dry-run", "none", "none, client (print the Transform without sending it) or server (the webhook checks and defaults it, nothing is stored).")
 	o.print.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("comm-type", cobra.FixedCompletions([]string{"hpush", "hpull", "io", "ws"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("io-mode", cobra.FixedCompletions([]string{string(v1alpha1.IOPerObject), string(v1alpha1.IOPersistent)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("arg-type", cobra.FixedCompletions([]string{"fqn", "url"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{"none", "client", "server"}, cobra.ShellCompDirectiveNoFileComp))
 }

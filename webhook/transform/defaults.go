@@ -25,6 +25,9 @@ func DefaultSpec(spec *v1alpha1.TransformSpec) {
 	if spec.Communication == "" {
 		spec.Communication = v1alpha1.DefaultCommunication
 	}
+	if spec.Communication == v1alpha1.CommIO && spec.IOMode == "" {
+		spec.IOMode = v1alpha1.IOPerObject
+	}
 	if spec.InitTimeout == nil {
 		spec.InitTimeout = &metav1.Duration{Duration: v1alpha1.DefaultInitTimeout}
 	}

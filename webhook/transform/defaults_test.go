@@ -46,10 +46,18 @@ func TestDefault(t *testing.T) {
 			}(),
 		},
 		"explicit values are kept": {
-			spec: v1alpha1.TransformSpec{Communication: v1alpha1.CommIO, FailurePolicy: v1alpha1.FailureRestart,
+			spec: v1alpha1.TransformSpec{Communication: v1alpha1.CommIO, IOMode: v1alpha1.IOPersistent, FailurePolicy: v1alpha1.FailureRestart,
 				InitTimeout: &metav1.Duration{Duration: time.Minute}, ObjectTimeout: &metav1.Duration{Duration: time.Second}},
-			want: v1alpha1.TransformSpec{Communication: v1alpha1.CommIO, FailurePolicy: v1alpha1.FailureRestart,
+			want: v1alpha1.TransformSpec{Communication: v1alpha1.CommIO, IOMode: v1alpha1.IOPersistent, FailurePolicy: v1alpha1.FailureRestart,
 				InitTimeout: &metav1.Duration{Duration: time.Minute}, ObjectTimeout: &metav1.Duration{Duration: time.Second}},
+		},
+		"io runs its command per object by default": {
+			spec: v1alpha1.TransformSpec{Communication: "io://"},
+			want: func() v1alpha1.TransformSpec {
+				s := common(v1alpha1.TransformSpec{})
+				s.Communication, s.IOMode = v1alpha1.CommIO, v1alpha1.IOPerObject
+				return s
+			}(),
 		},
 		"code gets the default function": {
 			spec: v1alpha1.TransformSpec{Code: &v1alpha1.CodeSpec{Runtime: "python3.11", Source: "x"}},

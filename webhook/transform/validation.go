@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -21,6 +22,7 @@ var (
 	communications = []string{string(v1alpha1.CommHPush), string(v1alpha1.CommHPull), string(v1alpha1.CommIO), string(v1alpha1.CommWS)}
 	arguments      = []string{string(v1alpha1.ArgBytes), string(v1alpha1.ArgFQN), string(v1alpha1.ArgURL)}
 	failurePolicy  = []string{string(v1alpha1.FailureAbort), string(v1alpha1.FailureRestart)}
+	ioModes        = []string{string(v1alpha1.IOPerObject), string(v1alpha1.IOPersistent)}
 
 	pythonIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
@@ -68,7 +70,21 @@ func validateSpec(spec *v1alpha1.TransformSpec) field.ErrorList {
 	if comm == string(v1alpha1.CommIO) {
 		errs = append(errs, validateIOCommand(spec)...)
 	}
-	return errs
+	return append(errs, validateIOMode(spec.IOMode, comm)...)
+}
+
+// validateIOMode checks spec.ioMode, which only communication io has.
+func validateIOMode(mode v1alpha1.IOMode, comm string) field.ErrorList {
+	p := specPath.Child("ioMode")
+	switch {
+	case mode == "":
+		return nil
+	case comm != string(v1alpha1.CommIO):
+		return field.ErrorList{field.Forbidden(p, fmt.Sprintf(
+			"ioMode applies to communication io only, and spec.communication is %q; remove spec.ioMode or set spec.communication: io",
+			cmp.Or(comm, string(v1alpha1.DefaultCommunication))))}
+	}
+	return fieldcheck.OneOf(p, string(mode), ioModes)
 }
 
 // validateForm checks that exactly one of runtime, podTemplate and code describes the transformer,
@@ -167,10 +183,10 @@ func validateIOCommand(spec *v1alpha1.TransformSpec) field.ErrorList {
 	switch {
 	case spec.Runtime != nil && len(spec.Runtime.Command) == 0:
 		return field.ErrorList{field.Required(specPath.Child("runtime", "command"),
-			"communication io runs this command once per object (stdin in, stdout out); set it")}
+			"communication io runs this command (stdin in, stdout out); set it")}
 	case spec.PodTemplate != nil && len(spec.PodTemplate.Spec.Containers) == 1 && len(spec.PodTemplate.Spec.Containers[0].Command) == 0:
 		return field.ErrorList{field.Required(specPath.Child("podTemplate", "spec", "containers").Index(0).Child("command"),
-			"communication io runs this command once per object (stdin in, stdout out); set it")}
+			"communication io runs this command (stdin in, stdout out); set it")}
 	}
 	return nil
 }
@@ -205,6 +221,7 @@ func validateImmutable(oldSpec, newSpec *v1alpha1.TransformSpec) field.ErrorList
 	check("podTemplate", o.PodTemplate, n.PodTemplate)
 	check("code", o.Code, n.Code)
 	check("communication", o.Communication, n.Communication)
+	check("ioMode", o.IOMode, n.IOMode)
 	check("argument", o.Argument, n.Argument)
 	check("env", o.Env, n.Env)
 	return errs

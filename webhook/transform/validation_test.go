@@ -154,6 +154,18 @@ func TestValidateCreate(t *testing.T) {
 			}(),
 			want: []string{"spec.podTemplate.spec.containers[0].command: " + required},
 		},
+		// rule: ioMode is one of its values, and only with io
+		"io persistent": {
+			t: builders.Transform("md5").Runtime(echoImage, "md5").Comm(v1alpha1.CommIO).Spec(func(s *v1alpha1.TransformSpec) { s.IOMode = v1alpha1.IOPersistent }).Obj(),
+		},
+		"io with an unknown mode": {
+			t:    builders.Transform("md5").Runtime(echoImage, "md5").Comm(v1alpha1.CommIO).Spec(func(s *v1alpha1.TransformSpec) { s.IOMode = "Forever" }).Obj(),
+			want: []string{"spec.ioMode: " + notSupported},
+		},
+		"ioMode without io": {
+			t:    spec(func(s *v1alpha1.TransformSpec) { s.IOMode = v1alpha1.IOPersistent }),
+			want: []string{"spec.ioMode: " + forbidden},
+		},
 		// rule: env, node selector and tolerations well formed
 		"bad env, selector and toleration": {
 			t: spec(func(s *v1alpha1.TransformSpec) {
@@ -279,5 +291,21 @@ func TestValidateUpdate(t *testing.T) {
 				t.Errorf("ValidateUpdate() errors (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestIOModeIsImmutable: the mode defines the running transformer's command line; a PerObject
+// Transform, defaulted, cannot become Persistent.
+func TestIOModeIsImmutable(t *testing.T) {
+	old := builders.Transform("md5").Runtime(echoImage, "md5").Comm(v1alpha1.CommIO).Obj()
+	Default(old)
+	tr := old.DeepCopy()
+	tr.Spec.IOMode = ""
+	if errs := ValidateUpdate(old, tr); len(errs) != 0 {
+		t.Errorf("unsetting the defaulted mode: %v, want no error", errs)
+	}
+	tr.Spec.IOMode = v1alpha1.IOPersistent
+	if diff := cmp.Diff([]string{"spec.ioMode: " + forbidden}, webhooktest.Keys(ValidateUpdate(old, tr))); diff != "" {
+		t.Errorf("PerObject to Persistent (-want +got):\n%s", diff)
 	}
 }

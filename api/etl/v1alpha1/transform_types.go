@@ -27,6 +27,18 @@ const (
 // Communications lists every communication type.
 var Communications = []Communication{CommHPush, CommHPull, CommIO, CommWS}
 
+// IOMode is how an io transformer's command runs.
+// +kubebuilder:validation:Enum=PerObject;Persistent
+type IOMode string
+
+const (
+	// IOPerObject runs the command once per object: the object on stdin, the result on stdout.
+	IOPerObject IOMode = "PerObject"
+	// IOPersistent runs the command once per worker; it reads object after object on stdin and
+	// answers each on stdout, in the length-prefixed framing of package sdk/ioframe.
+	IOPersistent IOMode = "Persistent"
+)
+
 // Argument is what the transformer receives for each object.
 // +kubebuilder:validation:Enum="";fqn;url
 type Argument string
@@ -167,6 +179,12 @@ type TransformSpec struct {
 	// ws (objects stream over WebSocket connections). Defaults to hpush.
 	// +optional
 	Communication Communication `json:"communication,omitempty"`
+	// ioMode is how communication io runs its command: PerObject (the default) starts it for
+	// every object; Persistent starts it once per worker and sends it object after object, each
+	// length-prefixed on stdin, its result likewise on stdout (docs/transformers.md). Only with
+	// communication io.
+	// +optional
+	IOMode IOMode `json:"ioMode,omitempty"`
 	// argument is what the transformer receives for each object: "" (the default) its bytes,
 	// fqn its path on the node, or url a URL to fetch it from.
 	// +optional

@@ -72,7 +72,7 @@ func Build(t *v1alpha1.Transform, node string, images wire.PodImages) *corev1.Po
 		corev1.EnvVar{Name: wire.EnvPort, Value: strconv.Itoa(int(ContainerPort(c)))},
 		corev1.EnvVar{Name: wire.EnvNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}})
 	if t.Spec.Communication == v1alpha1.CommIO {
-		wrapWithIOShim(spec, images.IOShim)
+		wrapWithIOShim(spec, images.IOShim, t.Spec.IOMode == v1alpha1.IOPersistent)
 	}
 	if t.Spec.Argument == v1alpha1.ArgFQN {
 		mountDataRoot(spec)
@@ -142,8 +142,9 @@ func basePodSpec(t *v1alpha1.Transform, images wire.PodImages) *corev1.PodSpec {
 }
 
 // wrapWithIOShim injects the io shim: an init container of image copies it into a shared volume,
-// and the transformer's command runs under it, once per object.
-func wrapWithIOShim(spec *corev1.PodSpec, image string) {
+// and the transformer's command runs under it, once per object or, if persistent, once per
+// worker.
+func wrapWithIOShim(spec *corev1.PodSpec, image string, persistent bool) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: wire.IOShimVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	mount := corev1.VolumeMount{Name: wire.IOShimVolume, MountPath: wire.IOShimMountPath}
 	spec.InitContainers = append(spec.InitContainers, corev1.Container{
@@ -152,7 +153,7 @@ func wrapWithIOShim(spec *corev1.PodSpec, image string) {
 		VolumeMounts: []corev1.VolumeMount{mount},
 	})
 	c := &spec.Containers[0]
-	c.Command = wire.IOShimCommand(append(c.Command, c.Args...)...)
+	c.Command = wire.IOShimCommand(persistent, append(c.Command, c.Args...)...)
 	c.Args = nil
 	c.VolumeMounts = append(c.VolumeMounts, mount)
 }

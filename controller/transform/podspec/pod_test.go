@@ -79,6 +79,10 @@ func TestBuildPodForms(t *testing.T) {
 	if got := spec.Containers[0].Command; !slices.Equal(got, []string{"/mlkube/bin/io-shim", "--", "md5sum", "-b"}) {
 		t.Errorf("io command %v; want the user's command under the shim", got)
 	}
+	io.Spec.IOMode = v1alpha1.IOPersistent
+	if got := podspec.Build(io, "node-1", devImages).Spec.Containers[0].Command; !slices.Equal(got, []string{"/mlkube/bin/io-shim", "--persistent", "--", "md5sum", "-b"}) {
+		t.Errorf("persistent io command %v; want the shim's --persistent before the user's command", got)
+	}
 
 	fqn := defaulted(builders.Transform("fqn").Runtime("img").Spec(func(s *v1alpha1.TransformSpec) { s.Argument = v1alpha1.ArgFQN }))
 	c = podspec.Build(fqn, "node-1", devImages).Spec.Containers[0]
