@@ -89,12 +89,14 @@ func TestDataPathOnTheCluster(t *testing.T) {
 			// The smallest command a process per object can run: a static binary copying its input.
 			b = builders.Transform("cat-io").Namespace(ns).Runtime(images.LoadGen.Ref, "/loadgen", "cat").Comm(comm)
 		}
-		tr := b.Spec(func(s *v1alpha1.TransformSpec) {
-			s.ObjectTimeout = &metav1.Duration{Duration: 2 * time.Minute} // 64 MiB on a loaded node
-		}).Obj()
+		tr := b.Spec(slowObjects).Obj()
 		k8s.MustCreate(t, tr)
 		transforms[comm] = tr
 	}
+	// The same copy by one long-lived command per worker, objects framed on stdin.
+	persistent := builders.Transform("cat-io-persistent").Namespace(ns).Runtime(images.LoadGen.Ref, "/loadgen", "cat-framed").
+		Comm(v1alpha1.CommIO).Spec(slowObjects).Spec(func(s *v1alpha1.TransformSpec) { s.IOMode = v1alpha1.IOPersistent }).Obj()
+	k8s.MustCreate(t, persistent)
 	sizes := make([]string, 0, len(settings))
 	for _, s := range settings {
 		sizes = append(sizes, strconv.Itoa(s.size))
@@ -107,6 +109,7 @@ func TestDataPathOnTheCluster(t *testing.T) {
 	for _, tr := range transforms {
 		k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
 	}
+	k8s.WaitForStage(t, persistent, v1alpha1.StageRunning)
 
 	at := where{ns: ns, bare: bare, relay: relay, node: node}
 	if len(nodes) > 1 {
@@ -195,6 +198,7 @@ func rowsOf(s setting, w where, d time.Duration) []loadgen.Row {
 		through("hpush", "echo-hpush"),
 		through("ws", "echo-ws"),
 		through("io", "cat-io"),
+		through("io-persistent", "cat-io-persistent"),
 		at("bare-get", http.MethodGet, direct+file),
 		at("chain-get", http.MethodGet, relayed+file),
 		hpull,
@@ -242,17 +246,23 @@ func addObjectSeeds(plan *loadgen.Plan, rows []loadgen.Row, ns string) {
 	}
 }
 
+// slowObjects gives a bench Transform's objects time: 64 MiB on a loaded node.
+func slowObjects(s *v1alpha1.TransformSpec) {
+	s.ObjectTimeout = &metav1.Duration{Duration: 2 * time.Minute}
+}
+
 // baselines says what each row is compared with: like for like, the same object size, the same
 // objects in flight, the same pod.
 var baselines = map[string][]string{
-	"hpush":     {"bare", "chain"},
-	"ws":        {"bare", "chain", "hpush"},
-	"io":        {"bare", "chain"},
-	"hpull":     {"bare-get", "chain-get"},
-	"ws-stream": {"bare-ws", "chain-ws", "hpush"},
-	"chain":     {"bare"},
-	"chain-get": {"bare-get"},
-	"chain-ws":  {"bare-ws"},
+	"hpush":         {"bare", "chain"},
+	"ws":            {"bare", "chain", "hpush"},
+	"io":            {"bare", "chain"},
+	"io-persistent": {"bare", "chain", "io"},
+	"hpull":         {"bare-get", "chain-get"},
+	"ws-stream":     {"bare-ws", "chain-ws", "hpush"},
+	"chain":         {"bare"},
+	"chain-get":     {"bare-get"},
+	"chain-ws":      {"bare-ws"},
 	// The object API: a PUT against the same durable write by a bare Go server, a GET against
 	// net/http's file server of the same bytes, a forwarded GET against both.
 	"obj-put":     {"bare-store"},

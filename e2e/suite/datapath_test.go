@@ -167,3 +167,59 @@ func TestDataPathPipeline(t *testing.T) {
 		t.Errorf("pipeline upper>>%s got %d %q; want 200 %q", last.Name, code, body, want)
 	}
 }
+
+// ioFramedMD5 is a persistent io command (spec.ioMode: Persistent) in Python: it reads object
+// after object in the framing of docs/transforms.md and answers "<objects this process has
+// served>:<md5>".
+var ioFramedMD5 = []string{"python3", "-c", `import sys, struct, hashlib
+i, o = sys.stdin.buffer, sys.stdout.buffer
+def u32():
+    b = i.read(4)
+    return struct.unpack(">I", b)[0] if len(b) == 4 else None
+served = 0
+while (n := u32()) is not None:
+    name, args = i.read(n), i.read(u32())
+    h = hashlib.md5()
+    while (n := u32()):
+        h.update(i.read(n))
+    served += 1
+    out = f"{served}:{h.hexdigest()}".encode()
+    o.write(struct.pack(">I", len(out)) + out + struct.pack(">I", 0))
+    o.flush()
+`}
+
+// TestDataPathPersistentIOCommandServesObjectAfterObject: an io Transform of mode Persistent
+// answers every object with its md5, and its command is not started per object: objects sent one
+// after another reach a process that has served one before, however many the shim keeps.
+func TestDataPathPersistentIOCommandServesObjectAfterObject(t *testing.T) {
+	node := readyNodes(t)[0]
+	ns := namespace(t)
+	client := clientOn(t, ns, node)
+	tr := builders.Transform("md5-persistent").Namespace(ns).Runtime(pythonImage, ioFramedMD5...).Comm(v1alpha1.CommIO).
+		Spec(func(s *v1alpha1.TransformSpec) { s.IOMode = v1alpha1.IOPersistent }).Obj()
+	k8s.MustCreate(t, tr)
+	k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
+	const objects = 200
+	data := map[string][]byte{}
+	for i := range objects {
+		data[fmt.Sprintf("o-%03d", i)] = []byte(strings.Repeat(fmt.Sprintf("object %d;", i), 1+i*37))
+	}
+	putObjects(t, ns, node, data)
+	reused := ""
+	// At least 20 objects, then until one reaches a process that served one before.
+	for i := 0; i < objects && (i < 20 || reused == ""); i++ {
+		object := fmt.Sprintf("o-%03d", i)
+		code, body := fetchFrom(t, ns, client, transformURL(ns, tr.Name, object))
+		served, sum, ok := strings.Cut(body, ":")
+		if code != 200 || !ok || sum != md5hex(data[object]) {
+			t.Fatalf("%s: %d %q; want 200 and <served>:%s", object, code, body, md5hex(data[object]))
+		}
+		if served != "1" && reused == "" {
+			reused = fmt.Sprintf("%s went to a process that had served %s objects", object, served)
+		}
+	}
+	if reused == "" {
+		t.Fatalf("each of %d objects sent one at a time went to a new process; want the command kept", objects)
+	}
+	t.Log(reused)
+}

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/mlkube/mlkube/internal/loadgen"
+	"github.com/mlkube/mlkube/sdk/ioframe"
 )
 
 func main() {
@@ -59,7 +60,7 @@ func main() {
 	}
 }
 
-const usage = "usage: loadgen serve|relay|drive|cat|sums|s3 [flags]"
+const usage = "usage: loadgen serve|relay|drive|cat|cat-framed|sums|s3 [flags]"
 
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
@@ -83,6 +84,12 @@ func run(args []string, out io.Writer) error {
 	case "cat":
 		_, err := io.CopyBuffer(out, os.Stdin, make([]byte, 128<<10))
 		return err
+	case "cat-framed":
+		// cat as a persistent io command: object after object, each echoed as it is read.
+		return ioframe.Serve(os.Stdin, out, func(_, _ string, in io.Reader, w io.Writer) error {
+			_, err := io.Copy(w, in)
+			return err
+		})
 	case "sums":
 		if fs.NArg() != 1 {
 			return errors.New("sums: one directory, please")
