@@ -28,7 +28,10 @@ import (
 //	bare-get   a GET of the same file from net/http's file server (hpull's
 //	           client GETs an object of the data root); chain-get relays it
 //	bare-exec  the io transformer's command, run per object without mlkube
-//	           (io runs the real io-shim binary serving `cat`)
+//	           (io runs the real io-shim binary serving `cat`;
+//	           io-persistent the same shim with --persistent serving
+//	           `loadgen cat-framed`, compared with per-object io and with
+//	           the HTTP path it shares with hpush)
 //	coder-ws   a WebSocket echo of coder/websocket, client and server
 //	bare-ws    the same echo with mlkube's own WebSocket (internal/ws) on
 //	           both ends, and the same in-flight window as ws-stream
@@ -43,13 +46,13 @@ import (
 // row reports its rate relative to its baselines (x-<baseline>: higher is
 // better, 1 is as fast).
 func BenchmarkDataPath(b *testing.B) {
-	shim := ioShimBinary(b)
+	bins := ioShimBinaries(b)
 	for _, size := range []int{4 << 10, 64 << 10, 1 << 20, 64 << 20} {
 		b.Run(sizeName(size), func(b *testing.B) {
 			results := map[string]float64{} // row name → ns/op
 			for _, r := range benchRows(size) {
 				b.Run(r.name(), func(b *testing.B) {
-					nsPerOp := r.run(b, size, shim)
+					nsPerOp := r.run(b, size, bins)
 					results[r.name()] = nsPerOp
 					for _, base := range r.bases {
 						if ns, ok := results[base.name()]; ok {
@@ -106,12 +109,13 @@ func benchRows(size int) []benchRow {
 	hpush := at("hpush", bare, chain)
 	bareGet, chainGet := at("bare-get"), at("chain-get")
 	bareExec := at("bare-exec")
+	perObject := at("io", bareExec)
 	coderWS := streaming("coder-ws", window)
 	bareWS := streaming("bare-ws", window, coderWS)
 	rows := []benchRow{
 		bare, chain, hpush, at("ws", bare, chain, hpush),
 		bareGet, chainGet, at("hpull", bareGet, chainGet),
-		bareExec, at("io", bareExec),
+		bareExec, perObject, at("io-persistent", chain, hpush, perObject),
 		coderWS, bareWS,
 	}
 	if window == 1 {
@@ -125,7 +129,7 @@ func benchRows(size int) []benchRow {
 }
 
 // run starts the servers of the row and drives b.N objects through them.
-func (r benchRow) run(b *testing.B, size int, shim func() string) float64 {
+func (r benchRow) run(b *testing.B, size int, bins ioBinaries) float64 {
 	payload := loadgen.Payload(size)
 	put := func(url string) float64 {
 		return runObjects(b, size, r.clients, httpClients(b, http.MethodPut, url, "", payload))
@@ -146,7 +150,12 @@ func (r benchRow) run(b *testing.B, size int, shim func() string) float64 {
 		return runObjects(b, size, r.clients, execClients(payload, ioCommand))
 	case "io":
 		e := newEnv(b)
-		e.addTarget("cat", etlv1alpha1.CommIO, startIOShim(b, shim(), r.clients, ioCommand))
+		e.addTarget("cat", etlv1alpha1.CommIO, startIOShim(b, bins.shim(), r.clients, false, ioCommand))
+		return put(e.transformURL("cat", "object", wire.Query{}))
+	case "io-persistent":
+		e := newEnv(b)
+		cat := []string{bins.loadgen(), "cat-framed"}
+		e.addTarget("cat", etlv1alpha1.CommIO, startIOShim(b, bins.shim(), r.clients, true, cat))
 		return put(e.transformURL("cat", "object", wire.Query{}))
 	case "hpull":
 		e := newEnv(b)

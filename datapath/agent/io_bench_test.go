@@ -24,28 +24,44 @@ import (
 // every result can be checked.
 var ioCommand = []string{"cat"}
 
-// ioShimBinary returns a function that builds cmd/io-shim once, into a
-// directory of b's, and returns its path: the io row runs the shim as a pod
-// does, a process of its own that the agent reaches over hpush.
-func ioShimBinary(b *testing.B) func() string {
+// ioBinaries builds, each once and when first asked for, the programs the io
+// rows run as a pod does: cmd/io-shim, a process of its own that the agent
+// reaches over hpush, and the load generator, whose cat-framed is the
+// persistent row's command.
+type ioBinaries struct{ shim, loadgen func() string }
+
+func ioShimBinaries(b *testing.B) ioBinaries {
 	dir := b.TempDir()
-	return sync.OnceValue(func() string {
-		bin := filepath.Join(dir, "io-shim")
-		out, err := exec.Command("go", "build", "-o", bin, "github.com/mlkube/mlkube/cmd/io-shim").CombinedOutput()
-		if err != nil {
-			b.Fatalf("building the io shim: %v\n%s", err, out)
-		}
-		return bin
-	})
+	build := func(name, pkg string) func() string {
+		return sync.OnceValue(func() string {
+			bin := filepath.Join(dir, name)
+			out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+			if err != nil {
+				b.Fatalf("building %s: %v\n%s", pkg, err, out)
+			}
+			return bin
+		})
+	}
+	return ioBinaries{
+		shim:    build("io-shim", "github.com/mlkube/mlkube/cmd/io-shim"),
+		loadgen: build("loadgen", "github.com/mlkube/mlkube/e2e/images/loadgen"),
+	}
 }
 
 // startIOShim serves command through the shim at bin, running up to
-// concurrency commands at once, and returns its URL once it is healthy.
-func startIOShim(b *testing.B, bin string, concurrency int, command []string) string {
+// concurrency commands at once, each once per object or, if persistent, once
+// per worker, and returns its URL once it is healthy.
+func startIOShim(b *testing.B, bin string, concurrency int, persistent bool, command []string) string {
 	port := freePort(b)
-	args := append([]string{"--concurrency", strconv.Itoa(concurrency), "--"}, command...)
+	shim := wire.IOShimCommand(persistent, command...)
+	args := append([]string{"--concurrency", strconv.Itoa(concurrency)}, shim[1:]...)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), wire.EnvPort+"="+strconv.Itoa(port))
+	// The shim answers only the agent's credential, which the env sends as benchToken.
+	tokenFile := filepath.Join(b.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(benchToken), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), wire.EnvPort+"="+strconv.Itoa(port), wire.EnvTokenFile+"="+tokenFile)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

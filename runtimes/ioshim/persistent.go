@@ -1,7 +1,6 @@
 package ioshim
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -64,18 +63,7 @@ type framed struct {
 // write sends the request. A failure leaves the framing unusable, so it kills the command, after
 // saying why: the reader, which then sees the command's stdout end, reports that reason.
 func (f *framed) write(w *proc.Worker, in io.Reader, object, args string) {
-	bw := bufio.NewWriterSize(w.In, 32<<10)
-	chunks := ioframe.NewChunkWriter(bw)
-	err := ioframe.WriteRequestHeader(bw, object, args)
-	if err == nil {
-		_, err = chunks.ReadFrom(in)
-	}
-	if err == nil {
-		err = chunks.Close()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
+	err := ioframe.WriteRequest(w.In, object, args, in)
 	f.wrote <- err
 	if err != nil {
 		w.Kill()

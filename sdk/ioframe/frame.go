@@ -5,7 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
+
+// copyChunk is the chunk a copy reads at most at once: large enough for few
+// writes per object, small enough to keep in a pool per object in flight.
+const copyChunk = 128 << 10
+
+// copyBufs holds copy buffers with room for a request's header, a chunk's length and the
+// body's end around a chunk, so that a small object is one write.
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, 2*4+2*MaxField+4+copyChunk+4)
+	return &b
+}}
 
 // ErrFraming is a peer that broke the framing: the stream cannot be trusted past it.
 var ErrFraming = errors.New("broken io framing")
@@ -31,6 +43,61 @@ func WriteRequestHeader(w io.Writer, object, args string) error {
 	b = append(b, args...)
 	_, err := w.Write(b)
 	return err
+}
+
+// WriteRequest writes a whole request: the object's name and arguments, then body as chunks and
+// the body's end. An object that fits one chunk is one write.
+func WriteRequest(w io.Writer, object, args string, body io.Reader) error {
+	if len(object) > MaxField || len(args) > MaxField {
+		return fmt.Errorf("object name of %d bytes or arguments of %d: at most %d bytes each", len(object), len(args), MaxField)
+	}
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	b := binary.BigEndian.AppendUint32((*bp)[:0], uint32(len(object)))
+	b = append(b, object...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(args)))
+	b = append(b, args...)
+	_, err := copyChunks(w, b, body)
+	return err
+}
+
+// copyChunks writes prefix, then r's bytes as chunks of up to copyChunk and the body's end,
+// filling each chunk before it writes it, so that what r has at once goes in one write. buf,
+// which holds prefix, is a pooled buffer's.
+func copyChunks(w io.Writer, prefix []byte, r io.Reader) (int64, error) {
+	var total int64
+	for {
+		start := len(prefix)
+		b := append(prefix, 0, 0, 0, 0)
+		n, eof := 0, false
+		for n < copyChunk && !eof {
+			m, err := r.Read(b[start+4+n : start+4+copyChunk])
+			n += m
+			switch {
+			case errors.Is(err, io.EOF):
+				eof = true
+			case err != nil:
+				return total, err
+			}
+		}
+		if n == 0 {
+			b = b[:start] // no chunk: only the end
+		} else {
+			binary.BigEndian.PutUint32(b[start:], uint32(n))
+			b = b[:start+4+n]
+		}
+		if eof {
+			b = binary.BigEndian.AppendUint32(b, 0)
+		}
+		if _, err := w.Write(b); err != nil {
+			return total, err
+		}
+		total += int64(n)
+		if eof {
+			return total, nil
+		}
+		prefix = b[:0]
+	}
 }
 
 // ReadRequestHeader reads an object's name and arguments. It returns io.EOF when the stream
@@ -106,15 +173,17 @@ func (c *ChunkWriter) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-// ReadFrom copies r into chunks of up to MaxChunk, one read each.
+// ReadFrom copies r into chunks of up to copyChunk bytes; the body's end is Close's to write.
 func (c *ChunkWriter) ReadFrom(r io.Reader) (int64, error) {
-	buf := make([]byte, 4+256<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	b := (*bp)[:4+copyChunk]
 	var total int64
 	for {
-		n, err := r.Read(buf[4:])
+		n, err := r.Read(b[4 : 4+copyChunk])
 		if n > 0 {
-			binary.BigEndian.PutUint32(buf, uint32(n))
-			if _, werr := c.w.Write(buf[:4+n]); werr != nil {
+			binary.BigEndian.PutUint32(b, uint32(n))
+			if _, werr := c.w.Write(b[:4+n]); werr != nil {
 				return total, werr
 			}
 			total += int64(n)

@@ -14,14 +14,7 @@ import (
 func request(t *testing.T, object, args string, data []byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteRequestHeader(&b, object, args); err != nil {
-		t.Fatal(err)
-	}
-	c := NewChunkWriter(&b)
-	if _, err := c.ReadFrom(bytes.NewReader(data)); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
+	if err := WriteRequest(&b, object, args, bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
