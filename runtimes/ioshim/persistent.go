@@ -1,12 +1,16 @@
 package ioshim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
+	"sync"
+	"syscall"
 
 	"github.com/mlkube/mlkube/runtimes/proc"
 	"github.com/mlkube/mlkube/sdk/ioframe"
@@ -45,8 +49,68 @@ func (p *Persistent) Transform(ctx context.Context, in io.Reader, object, args s
 	}
 	f := &framed{ctx: ctx, pool: p.workers, w: w, body: ioframe.NewChunkReader(w.Out),
 		wrote: make(chan error, 1), callOver: w.KillIfDone(ctx)}
-	go f.write(w, in, object, args)
+	if err := f.send(w, in, object, args); err != nil {
+		f.giveBack(err) // nothing reached the command: it stays
+		return nil, err
+	}
 	return f, nil
+}
+
+// smallObject is the most of an object Transform reads before it hands the object to the
+// command: an object that fits is framed whole and written at once, without a goroutine, when
+// the pipe takes it in one write.
+const smallObject = 60 << 10
+
+var smallBufs = sync.Pool{New: func() any {
+	b := make([]byte, smallObject+1)
+	return &b
+}}
+
+// send starts sending the request; the writer's verdict comes on f.wrote. An error is one of
+// reading the object before any of it was sent.
+func (f *framed) send(w *proc.Worker, in io.Reader, object, args string) error {
+	bp := smallBufs.Get().(*[]byte)
+	n, err := io.ReadFull(in, *bp)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		req, err := ioframe.AppendRequest(make([]byte, 0, 16+len(object)+len(args)+n), object, args, (*bp)[:n])
+		smallBufs.Put(bp)
+		if err != nil {
+			return err
+		}
+		if sent := writeOnce(w.In, req); sent < len(req) {
+			go f.write(w, func() error { _, err := w.In.Write(req[sent:]); return err })
+		} else {
+			f.wrote <- nil
+		}
+	case err != nil:
+		smallBufs.Put(bp)
+		return fmt.Errorf("read the object: %w", err)
+	default:
+		rest := io.MultiReader(bytes.NewReader(*bp), in)
+		go f.write(w, func() error {
+			defer smallBufs.Put(bp)
+			return ioframe.WriteRequest(w.In, object, args, rest)
+		})
+	}
+	return nil
+}
+
+// writeOnce writes as much of b to the pipe as one non-blocking write takes, so that Transform
+// never waits on a command.
+func writeOnce(pipe *os.File, b []byte) int {
+	rc, err := pipe.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = rc.Write(func(fd uintptr) bool {
+		if m, err := syscall.Write(int(fd), b); err == nil {
+			n = m
+		}
+		return true // one attempt: the rest is the writer goroutine's
+	})
+	return n
 }
 
 // framed is one object's result from a persistent command.
@@ -60,10 +124,11 @@ type framed struct {
 	err      error      // how the result ended, once w is nil
 }
 
-// write sends the request. A failure leaves the framing unusable, so it kills the command, after
-// saying why: the reader, which then sees the command's stdout end, reports that reason.
-func (f *framed) write(w *proc.Worker, in io.Reader, object, args string) {
-	err := ioframe.WriteRequest(w.In, object, args, in)
+// write runs the writing of the request, or of its rest, and gives its verdict. A failure leaves
+// the framing unusable, so it kills the command, after saying why: the reader, which then sees
+// the command's stdout end, reports that reason.
+func (f *framed) write(w *proc.Worker, send func() error) {
+	err := send()
 	f.wrote <- err
 	if err != nil {
 		w.Kill()

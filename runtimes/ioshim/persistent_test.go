@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mlkube/mlkube/sdk/ioframe"
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
@@ -189,4 +191,31 @@ type cancelOnWrite func()
 func (c cancelOnWrite) Write(p []byte) (int, error) {
 	c()
 	return len(p), nil
+}
+
+// TestWriteOnceNeverWaits: a write the pipe cannot take whole takes what fits and returns, so
+// that Transform never waits on a command; the rest is the writer goroutine's.
+func TestWriteOnceNeverWaits(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	rc, err := w.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int
+	if cerr := rc.Control(func(fd uintptr) {
+		size, err = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 4096)
+	}); cerr != nil || err != nil {
+		t.Fatalf("set the pipe's size: %v, %v", cerr, err)
+	}
+	if n := writeOnce(w, make([]byte, 3*size)); n != size {
+		t.Errorf("wrote %d bytes of %d into a pipe of %d; want what fits", n, 3*size, size)
+	}
+	if n := writeOnce(w, []byte("more")); n != 0 {
+		t.Errorf("wrote %d bytes into a full pipe; want none", n)
+	}
 }

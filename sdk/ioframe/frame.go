@@ -45,6 +45,24 @@ func WriteRequestHeader(w io.Writer, object, args string) error {
 	return err
 }
 
+// AppendRequest appends a whole request of a body held in memory, at most MaxChunk bytes: the
+// object's name and arguments, the body as one chunk, and the body's end.
+func AppendRequest(b []byte, object, args string, body []byte) ([]byte, error) {
+	if len(object) > MaxField || len(args) > MaxField || len(body) > MaxChunk {
+		return b, fmt.Errorf("object name of %d bytes, arguments of %d or body of %d: at most %d, %d and %d bytes",
+			len(object), len(args), len(body), MaxField, MaxField, MaxChunk)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(object)))
+	b = append(b, object...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(args)))
+	b = append(b, args...)
+	if len(body) > 0 {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(body)))
+		b = append(b, body...)
+	}
+	return binary.BigEndian.AppendUint32(b, 0), nil
+}
+
 // WriteRequest writes a whole request: the object's name and arguments, then body as chunks and
 // the body's end. An object that fits one chunk is one write.
 func WriteRequest(w io.Writer, object, args string, body io.Reader) error {
