@@ -1,6 +1,7 @@
 package ioshim
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,8 +34,11 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	var f transformer.Func
 	if conf.persistent {
-		p, perr := NewPersistent(conf.command, conf.concurrency, stderr, nil)
-		f, err = p.Transform, perr
+		var p *Persistent
+		if p, err = NewPersistent(conf.command, conf.concurrency, stderr, nil); err == nil {
+			err = p.Start(context.Background())
+			f = p.Transform
+		}
 	} else {
 		r, rerr := NewRunner(conf.command, conf.concurrency, stderr)
 		f, err = r.Transform, rerr

@@ -27,8 +27,9 @@ type Persistent struct {
 var _ transformer.Func = (*Persistent)(nil).Transform
 
 // NewPersistent runs up to concurrency copies of command (the program, then its arguments),
-// each started by the first object that needs it and again after it dies; stderr, if not nil,
-// receives the commands' stderr besides their error messages, and log their restarts.
+// each started by Start or by the first object that needs it, and again, in the background, when
+// it dies; stderr, if not nil, receives the commands' stderr besides their error messages, and
+// log their restarts.
 func NewPersistent(command []string, concurrency int, stderr io.Writer, log *slog.Logger) (*Persistent, error) {
 	if err := checkCommand(command, concurrency); err != nil {
 		return nil, err
@@ -37,6 +38,12 @@ func NewPersistent(command []string, concurrency int, stderr io.Writer, log *slo
 	return &Persistent{workers: proc.NewPool(concurrency, func(context.Context) (*proc.Worker, error) {
 		return proc.StartWorker(name, exec.Command(command[0], command[1:]...), stderr)
 	}, log)}, nil
+}
+
+// Start starts every command now, so that what a command loads at its start (a model, a
+// dictionary) is not paid for by the first objects, within their timeout.
+func (p *Persistent) Start(ctx context.Context) error {
+	return p.workers.Fill(ctx)
 }
 
 // Transform gives the object to an idle command, writing it in the background so that a command
@@ -129,10 +136,12 @@ type framed struct {
 // the command's stdout end, reports that reason.
 func (f *framed) write(w *proc.Worker, send func() error) {
 	err := send()
-	f.wrote <- err
 	if err != nil {
+		// Killed before the verdict is told, so that end never gives back a command whose
+		// request is half written.
 		w.Kill()
 	}
+	f.wrote <- err
 }
 
 func (f *framed) Read(p []byte) (int, error) {
@@ -156,10 +165,15 @@ func (f *framed) end(err error) error {
 		// to be.
 		select {
 		case werr := <-f.wrote:
-			if werr != nil {
+			switch {
+			case werr != nil:
 				err = fmt.Errorf("write the object to %s: %w", f.w.Name, werr)
-			} else if answered {
+			case answered:
 				err = errors.New(oe.Message)
+			}
+			if f.w.Out.Buffered() > 0 {
+				// It wrote past its answer: what follows would pass for the next object's.
+				f.w.Kill()
 			}
 		case <-f.ctx.Done():
 			err = context.Cause(f.ctx)

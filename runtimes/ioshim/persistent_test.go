@@ -41,6 +41,12 @@ func persistentHelper() int {
 			io.Copy(io.Discard, in)
 			os.Stdout.Write([]byte{0x7f, 0, 0, 0}) // a chunk far past the bound, written raw
 			select {}                              // and no more
+		case "early":
+			// Fails the object before reading it, and exits: the rest of the object is not read.
+			if err := ioframe.NewChunkWriter(os.Stdout).Fail("refused at once"); err != nil {
+				return err
+			}
+			os.Exit(0)
 		case "hang":
 			out.Write(make([]byte, 300<<10)) // past Serve's buffer: it reaches the shim
 			select {}
@@ -217,5 +223,21 @@ func TestWriteOnceNeverWaits(t *testing.T) {
 	}
 	if n := writeOnce(w, []byte("more")); n != 0 {
 		t.Errorf("wrote %d bytes into a full pipe; want none", n)
+	}
+}
+
+// TestPersistentCommandThatExitsEarlyIsNotReused: a command that answers an object before reading
+// it and exits breaks the writing of the rest; that object fails, and the next one gets a new
+// command rather than the dead one.
+func TestPersistentCommandThatExitsEarlyIsNotReused(t *testing.T) {
+	s := servePersistent(t, 1)
+	for range 3 {
+		_, err := s.Transform(t.Context(), transformertest.HPush, "o", "early", make([]byte, 4<<20))
+		if err == nil {
+			t.Fatal("an object the command refused succeeded")
+		}
+		if got, err := s.Transform(t.Context(), transformertest.HPush, "o", "", []byte("next")); err != nil || string(got) != "next" {
+			t.Fatalf("the object after: %q, %v; want it served by a new command", got, err)
+		}
 	}
 }

@@ -55,8 +55,12 @@ func (p *Pool) Acquire(ctx context.Context) (*Worker, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if w != nil {
+	if w != nil && !w.Dead() {
 		return w, nil
+	}
+	if w != nil {
+		// It died while idle: a command that crashed or exited between objects.
+		p.reap(w)
 	}
 	w, err := p.start(ctx)
 	if err != nil {
@@ -78,16 +82,21 @@ func (p *Pool) Release(w *Worker) {
 // replace reaps a dead worker and starts another; nil when that fails, and the next object
 // tries again.
 func (p *Pool) replace(dead *Worker) *Worker {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	dead.Stop(ctx)
-	cancel()
-	p.log.Info(fmt.Sprintf("restarting a %s that died", dead.Name))
+	p.reap(dead)
 	w, err := p.start(context.Background())
 	if err != nil {
 		p.log.Error(fmt.Sprintf("%s restart failed; the next object tries again", dead.Name), "error", err)
 		return nil
 	}
 	return w
+}
+
+// reap waits for a dead worker, a second at most, and logs its restart.
+func (p *Pool) reap(dead *Worker) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	dead.Stop(ctx)
+	cancel()
+	p.log.Info(fmt.Sprintf("restarting %s, which died", dead.Name))
 }
 
 // Close stops every worker, waiting up to ctx for the busy ones to come back.
