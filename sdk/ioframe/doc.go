@@ -21,10 +21,12 @@
 //	u32 0xFFFFFFFF, u32 n, n bytes: the error's message (at most MaxField)
 //
 // The command must read the whole object, to its end chunk, before it writes
-// the end of its response; it may stream its result while it reads. A command
-// that exits, breaks the framing or outlives the object's timeout is killed and
-// started again for the next object; the object fails with the end of its
-// stderr. Serve implements the command's side for Go programs.
+// the end of its response; it may stream its result while it reads, and must
+// write nothing past it. A command that exits or breaks the framing fails its
+// object with why and the end of its stderr; one still busy when the object's
+// request ends (the client left, the agent's object timeout) is killed. Either
+// way a new command replaces it at once, in the background. Serve implements
+// the command's side for Go programs.
 package ioframe
 
 const (

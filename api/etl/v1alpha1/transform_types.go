@@ -181,7 +181,7 @@ type TransformSpec struct {
 	Communication Communication `json:"communication,omitempty"`
 	// ioMode is how communication io runs its command: PerObject (the default) starts it for
 	// every object; Persistent starts it once per worker and sends it object after object, each
-	// length-prefixed on stdin, its result likewise on stdout (docs/transformers.md). Only with
+	// length-prefixed on stdin, its result likewise on stdout (docs/transforms.md). Only with
 	// communication io.
 	// +optional
 	IOMode IOMode `json:"ioMode,omitempty"`
