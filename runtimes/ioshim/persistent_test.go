@@ -75,15 +75,7 @@ func servePersistent(t *testing.T, concurrency int) *transformertest.Server {
 }
 
 func TestPersistentEveryMechanism(t *testing.T) {
-	s := servePersistent(t, 2)
-	transformertest.ForEach(t, func(t *testing.T, m transformertest.Mechanism, o transformertest.Object) {
-		in := o.Bytes()
-		got, err := s.Transform(t.Context(), m, o.Name, "", in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		transformertest.CheckBytes(t, got, in)
-	})
+	echoesEveryObject(t, servePersistent(t, 2))
 }
 
 // TestPersistentStreamsLargeObjects: an object far larger than a pipe's buffer, echoed as it is

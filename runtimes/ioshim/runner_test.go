@@ -31,7 +31,12 @@ func serve(t *testing.T, concurrency int, command ...string) *transformertest.Se
 }
 
 func TestCatEveryMechanism(t *testing.T) {
-	s := serve(t, 4, "cat")
+	echoesEveryObject(t, serve(t, 4, "cat"))
+}
+
+// echoesEveryObject checks that s answers every test object by every mechanism with the object.
+func echoesEveryObject(t *testing.T, s *transformertest.Server) {
+	t.Helper()
 	transformertest.ForEach(t, func(t *testing.T, m transformertest.Mechanism, o transformertest.Object) {
 		in := o.Bytes()
 		got, err := s.Transform(t.Context(), m, o.Name, "", in)

@@ -31,31 +31,28 @@ type ObjectError struct{ Message string }
 
 func (e *ObjectError) Error() string { return e.Message }
 
-// WriteRequestHeader writes an object's name and arguments, which its chunks follow.
-func WriteRequestHeader(w io.Writer, object, args string) error {
+// appendHeader appends a request's header: the object's name and arguments, each bounded by
+// MaxField.
+func appendHeader(b []byte, object, args string) ([]byte, error) {
 	if len(object) > MaxField || len(args) > MaxField {
-		return fmt.Errorf("object name of %d bytes or arguments of %d: at most %d bytes each", len(object), len(args), MaxField)
+		return b, fmt.Errorf("object name of %d bytes or arguments of %d: at most %d bytes each", len(object), len(args), MaxField)
 	}
-	b := make([]byte, 0, 8+len(object)+len(args))
 	b = binary.BigEndian.AppendUint32(b, uint32(len(object)))
 	b = append(b, object...)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(args)))
-	b = append(b, args...)
-	_, err := w.Write(b)
-	return err
+	return append(b, args...), nil
 }
 
 // AppendRequest appends a whole request of a body held in memory, at most MaxChunk bytes: the
 // object's name and arguments, the body as one chunk, and the body's end.
 func AppendRequest(b []byte, object, args string, body []byte) ([]byte, error) {
-	if len(object) > MaxField || len(args) > MaxField || len(body) > MaxChunk {
-		return b, fmt.Errorf("object name of %d bytes, arguments of %d or body of %d: at most %d, %d and %d bytes",
-			len(object), len(args), len(body), MaxField, MaxField, MaxChunk)
+	if len(body) > MaxChunk {
+		return b, fmt.Errorf("a body of %d bytes does not fit one chunk of at most %d", len(body), MaxChunk)
 	}
-	b = binary.BigEndian.AppendUint32(b, uint32(len(object)))
-	b = append(b, object...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(args)))
-	b = append(b, args...)
+	b, err := appendHeader(b, object, args)
+	if err != nil {
+		return b, err
+	}
 	if len(body) > 0 {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(body)))
 		b = append(b, body...)
@@ -66,16 +63,12 @@ func AppendRequest(b []byte, object, args string, body []byte) ([]byte, error) {
 // WriteRequest writes a whole request: the object's name and arguments, then body as chunks and
 // the body's end. An object that fits one chunk is one write.
 func WriteRequest(w io.Writer, object, args string, body io.Reader) error {
-	if len(object) > MaxField || len(args) > MaxField {
-		return fmt.Errorf("object name of %d bytes or arguments of %d: at most %d bytes each", len(object), len(args), MaxField)
-	}
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
-	b := binary.BigEndian.AppendUint32((*bp)[:0], uint32(len(object)))
-	b = append(b, object...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(args)))
-	b = append(b, args...)
-	_, err := copyChunks(w, b, body)
+	b, err := appendHeader((*bp)[:0], object, args)
+	if err == nil {
+		_, err = copyChunks(w, b, body)
+	}
 	return err
 }
 

@@ -98,7 +98,7 @@ func TestBrokenFramingIsAnError(t *testing.T) {
 	if _, _, err := ReadRequestHeader(strings.NewReader("")); !errors.Is(err, io.EOF) {
 		t.Errorf("an empty stream: %v; want io.EOF", err)
 	}
-	if err := WriteRequestHeader(io.Discard, strings.Repeat("x", MaxField+1), ""); err == nil {
+	if err := WriteRequest(io.Discard, strings.Repeat("x", MaxField+1), "", strings.NewReader("")); err == nil {
 		t.Error("a name past MaxField was written")
 	}
 }
