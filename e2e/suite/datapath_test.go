@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -188,31 +189,37 @@ while (n := u32()) is not None:
     o.flush()
 `}
 
-// TestDataPathPersistentIOCommandServesObjectAfterObject: an io Transform of mode Persistent
-// answers every object with its md5, and its command is not started per object: objects sent one
-// after another reach a process that has served one before, however many the shim keeps.
+// TestDataPathPersistentIOCommandServesObjectAfterObject: an editor's io Transform of mode
+// Persistent, in a namespace that enforces the restricted Pod Security Standard, runs with no
+// warning and answers every object with its md5, and its command is not started per object:
+// objects sent one after another reach a process that has served one before, however many the
+// shim keeps.
 func TestDataPathPersistentIOCommandServesObjectAfterObject(t *testing.T) {
 	node := readyNodes(t)[0]
-	ns := namespace(t)
-	client := clientOn(t, ns, node)
+	ns := onboard(t, "paula")
+	paula, warned := impersonateWarned(t, "paula")
 	tr := builders.Transform("md5-persistent").Namespace(ns).Runtime(pythonImage, ioFramedMD5...).Comm(v1alpha1.CommIO).
 		Spec(func(s *v1alpha1.TransformSpec) { s.IOMode = v1alpha1.IOPersistent }).Obj()
-	k8s.MustCreate(t, tr)
+	paula.MustCreate(t, tr)
 	k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
+	if w := warned.all(); len(w) > 0 {
+		t.Errorf("the API server warned paula: %q", w)
+	}
 	const objects = 200
 	data := map[string][]byte{}
 	for i := range objects {
 		data[fmt.Sprintf("o-%03d", i)] = []byte(strings.Repeat(fmt.Sprintf("object %d;", i), 1+i*37))
 	}
 	putObjects(t, ns, node, data)
+	agent, token := forwardToAgent(t, node), dataPathToken(t, ns, cliServiceAccount)
 	reused := ""
 	// At least 20 objects, then until one reaches a process that served one before.
 	for i := 0; i < objects && (i < 20 || reused == ""); i++ {
 		object := fmt.Sprintf("o-%03d", i)
-		code, body := fetchFrom(t, ns, client, transformURL(ns, tr.Name, object))
+		code, body := call(agent, http.MethodGet, wire.PathTransform+ns+"/"+tr.Name+"/"+object, token, nil)
 		served, sum, ok := strings.Cut(body, ":")
-		if code != 200 || !ok || sum != md5hex(data[object]) {
-			t.Fatalf("%s: %d %q; want 200 and <served>:%s", object, code, body, md5hex(data[object]))
+		if code != http.StatusOK || !ok || sum != md5hex(data[object]) {
+			t.Fatalf("%s: %d %.300q; want 200 and <served>:%s", object, code, body, md5hex(data[object]))
 		}
 		if served != "1" && reused == "" {
 			reused = fmt.Sprintf("%s went to a process that had served %s objects", object, served)
