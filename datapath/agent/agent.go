@@ -17,6 +17,7 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
+	"github.com/mlkube/mlkube/datapath/internal/h1client"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/datapath/noderun"
 	"github.com/mlkube/mlkube/internal/bufpool"
@@ -187,7 +188,7 @@ func New(opts Options) (*Agent, error) {
 		log:      opts.Log,
 		src:      opts.Src.Client(srcHeaderTimeout),
 		transformers: &http.Client{
-			Transport:     newTransport(),
+			Transport:     newTransformerTransport(),
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		metrics: newMetrics(),
@@ -248,6 +249,18 @@ const srcHeaderTimeout = 30 * time.Second
 // headers. (ws transformers' handshakes have their own bound, in package
 // ws.)
 const maxAnswerHeaderBytes = 64 << 10
+
+// newTransformerTransport carries objects to transformers. A request with
+// a body of up to wholeBodySize, or none (hpull's GETs), round-trips on the
+// goroutine of its object, in one write (package h1client); larger bodies
+// go on newTransport, which streams them in full duplex.
+func newTransformerTransport() http.RoundTripper {
+	return &h1client.Transport{
+		Fallback: newTransport(), Dial: transformerDialer.DialContext,
+		MaxBody: wholeBodySize, MaxHeaderBytes: maxAnswerHeaderBytes,
+		MaxIdlePerHost: 256, IdleTimeout: 90 * time.Second,
+	}
+}
 
 // newTransport is tuned for many concurrent objects to a few node-local
 // hosts: plenty of idle connections per host, large buffers for large

@@ -79,17 +79,16 @@ func (a answerClosing) Close() error {
 }
 
 // wholeBodySize is the largest body, streamed or stored, that hpush reads
-// whole before sending it. net/http sends a body it cannot see in memory in
-// a system call of its own, after flushing the headers apart; a body in
-// memory leaves with the headers in one write, and the transformer reads
-// both at once. A small object is all in the agent within one round trip of
-// its client anyway.
+// whole before sending it: such a request leaves with its headers in one
+// write, on the object's own goroutine (newTransformerTransport), and the
+// transformer reads both at once. A small object is all in the agent within
+// one round trip of its client anyway.
 //
-// One write also keeps a transformer's answer the cause of its failure: when
-// an answer sent before the body passes maxAnswerHeaderBytes, the transport
-// closes the connection, and a body written after that fails on it; the
-// transport then reports either error, and the write's names no cause. A
-// larger stored object can still fail so, as a write error.
+// One write also keeps a transformer's answer the cause of its failure: an
+// answer sent before the body that passes maxAnswerHeaderBytes is read as
+// such, where a body written after it could fail on the closed connection
+// and name no cause. A larger stored object can still fail so, as a write
+// error.
 const wholeBodySize = 32 << 10
 
 // readWhole reads req's body of size bytes into memory and makes req send

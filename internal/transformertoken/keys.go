@@ -23,11 +23,15 @@ var ErrUnknownKey = errors.New("unknown transformer token key")
 // a file is added or replaced by rename.
 type Keys struct {
 	dir string
+	// now is the clock of the re-checks: time.Now, moved by tests.
+	now func() time.Time
 
-	mu    sync.Mutex
-	stamp string
-	set   Set
-	err   error
+	mu sync.Mutex
+	// checked is when the directory's stamp was last read.
+	checked time.Time
+	stamp   string
+	set     Set
+	err     error
 	// tokens caches derived tokens of the current set; dropped on every reload.
 	tokens map[tokenID]string
 }
@@ -41,8 +45,16 @@ type tokenID struct {
 // only by clusters with more Transforms than that, which then derive again (a microsecond).
 const maxCachedTokens = 4096
 
+// recheckEvery bounds how often the directory's stamp is read. Read for
+// every object, it cost the agent a system call under the lock every
+// request takes (3% of its CPU at 4 KiB); the kubelet takes up to a minute
+// to update a Secret volume, and a second more changes nothing. A key ID
+// the set does not hold has the directory checked at once, so that a new
+// key is used as soon as the volume has it.
+const recheckEvery = time.Second
+
 // NewKeys returns the keys of dir, loaded on first use.
-func NewKeys(dir string) *Keys { return &Keys{dir: dir} }
+func NewKeys(dir string) *Keys { return &Keys{dir: dir, now: time.Now} }
 
 // Token returns the token of the Transform namespace/name with uid under key keyID, or an error
 // wrapping ErrUnknownKey when the directory does not hold that key, or why the directory cannot be
@@ -50,7 +62,7 @@ func NewKeys(dir string) *Keys { return &Keys{dir: dir} }
 func (k *Keys) Token(keyID, namespace, name string, uid types.UID) (string, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.reloadLocked()
+	k.reloadLocked(false)
 	if k.err != nil {
 		return "", k.err
 	}
@@ -59,6 +71,13 @@ func (k *Keys) Token(keyID, namespace, name string, uid types.UID) (string, erro
 		return t, nil
 	}
 	key, ok := k.set.Key(keyID)
+	if !ok {
+		k.reloadLocked(true)
+		key, ok = k.set.Key(keyID)
+	}
+	if k.err != nil {
+		return "", k.err
+	}
 	if !ok {
 		return "", fmt.Errorf("%w %q in %s", ErrUnknownKey, keyID, k.dir)
 	}
@@ -70,8 +89,14 @@ func (k *Keys) Token(keyID, namespace, name string, uid types.UID) (string, erro
 	return t, nil
 }
 
-// reloadLocked reads the directory again if its stamp changed since the last read.
-func (k *Keys) reloadLocked() {
+// reloadLocked reads the directory again if its stamp changed since the
+// last read; the stamp is read at most every recheckEvery unless forced.
+func (k *Keys) reloadLocked(force bool) {
+	now := k.now()
+	if !force && k.tokens != nil && now.Sub(k.checked) < recheckEvery {
+		return
+	}
+	k.checked = now
 	stamp, err := dirStamp(k.dir)
 	if err == nil && stamp == k.stamp && k.tokens != nil {
 		return

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -106,6 +107,8 @@ func TestKeysReloadsWhenTheVolumeChanges(t *testing.T) {
 	dir := t.TempDir()
 	writeVolume(t, dir, "1", map[string][]byte{"k1": key1})
 	k := NewKeys(dir)
+	clock := time.Now()
+	k.now = func() time.Time { return clock }
 	got, err := k.Token("k1", "ns", "t", "uid")
 	if err != nil {
 		t.Fatal(err)
@@ -118,14 +121,20 @@ func TestKeysReloadsWhenTheVolumeChanges(t *testing.T) {
 	}
 
 	// Rotation: k2 added, and k1 changed under the same ID (which no admin should do, but a
-	// cached token must not outlive its key).
+	// cached token must not outlive its key by more than recheckEvery). A new key ID is read at
+	// once.
 	key2, key1b := bytes.Repeat([]byte{2}, KeySize), bytes.Repeat([]byte{3}, KeySize)
 	writeVolume(t, dir, "2", map[string][]byte{"k1": key1b, "k2": key2})
 	if got, err := k.Token("k2", "ns", "t", "uid"); err != nil || got != Derive("k2", key2, "ns", "t", "uid") {
 		t.Errorf("k2 after the update: %q, %v", got, err)
 	}
+	writeVolume(t, dir, "3", map[string][]byte{"k1": key1, "k2": key2})
 	if got, _ := k.Token("k1", "ns", "t", "uid"); got != Derive("k1", key1b, "ns", "t", "uid") {
-		t.Errorf("k1 after the update is still the old key's token %q", got)
+		t.Errorf("k1 within recheckEvery of the last check: %q, want the token of the key then read", got)
+	}
+	clock = clock.Add(recheckEvery)
+	if got, _ := k.Token("k1", "ns", "t", "uid"); got != Derive("k1", key1, "ns", "t", "uid") {
+		t.Errorf("k1 recheckEvery after the update is still the old key's token %q", got)
 	}
 }
 

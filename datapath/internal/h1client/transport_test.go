@@ -1,0 +1,358 @@
+package h1client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// echo answers a request with its body and counts the connections it
+// accepted.
+type echo struct {
+	conns atomic.Int64
+	srv   *httptest.Server
+}
+
+func newEcho(t testing.TB, h http.HandlerFunc) *echo {
+	e := &echo{}
+	if h == nil {
+		h = func(w http.ResponseWriter, r *http.Request) {
+			data, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("X-Method", r.Method)
+			w.Write(data)
+		}
+	}
+	e.srv = httptest.NewUnstartedServer(h)
+	e.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			e.conns.Add(1)
+		}
+	}
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// fallback counts the requests it carries.
+type fallback struct {
+	n atomic.Int64
+	t http.RoundTripper
+}
+
+func (f *fallback) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.n.Add(1)
+	return f.t.RoundTrip(req)
+}
+
+func newTransport() (*Transport, *fallback) {
+	fb := &fallback{t: &http.Transport{}}
+	d := &net.Dialer{}
+	return &Transport{Fallback: fb, Dial: d.DialContext, MaxBody: 32 << 10, MaxHeaderBytes: 16 << 10}, fb
+}
+
+// answer is a response read whole.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func do(t testing.TB, c *http.Client, method, url string, body []byte) answer {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the answer: %v", method, url, err)
+	}
+	return answer{resp.StatusCode, resp.Header, data}
+}
+
+// doErr sends req and closes its answer: a request that only fails or not.
+func doErr(c *http.Client, req *http.Request) error {
+	resp, err := c.Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// open GETs url and returns the answer's body, unread.
+func open(t testing.TB, c *http.Client, url string) io.ReadCloser {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Body
+}
+
+// TestSmallRequestsShareOneConnection: requests with small or no bodies go
+// on this transport, one after the other on one connection, and each gets
+// its own answer whole.
+func TestSmallRequestsShareOneConnection(t *testing.T) {
+	e := newEcho(t, nil)
+	tr, fb := newTransport()
+	c := &http.Client{Transport: tr}
+	for i := range 20 {
+		body := bytes.Repeat([]byte{byte('a' + i)}, 1+i*1500)
+		a := do(t, c, http.MethodPut, e.srv.URL+"/o", body)
+		if a.status != http.StatusOK || !bytes.Equal(a.body, body) || a.header.Get("X-Method") != "PUT" {
+			t.Fatalf("PUT %d: %d %d bytes %q, want 200 and the body back", i, a.status, len(a.body), a.header.Get("X-Method"))
+		}
+		if a := do(t, c, http.MethodGet, e.srv.URL+"/o", nil); a.status != http.StatusOK || len(a.body) != 0 {
+			t.Fatalf("GET %d: %d %q", i, a.status, a.body)
+		}
+	}
+	if n := e.conns.Load(); n != 1 {
+		t.Errorf("40 requests opened %d connections, want 1", n)
+	}
+	if n := fb.n.Load(); n != 0 {
+		t.Errorf("%d requests went to the fallback, want 0", n)
+	}
+}
+
+// TestOtherRequestsGoToTheFallback: a body over MaxBody or of unknown
+// length is not held; the fallback carries it.
+func TestOtherRequestsGoToTheFallback(t *testing.T) {
+	e := newEcho(t, nil)
+	tr, fb := newTransport()
+	c := &http.Client{Transport: tr}
+	large := bytes.Repeat([]byte("x"), int(tr.MaxBody)+1)
+	if got := do(t, c, http.MethodPut, e.srv.URL+"/o", large).body; !bytes.Equal(got, large) {
+		t.Errorf("large PUT: %d bytes back, want %d", len(got), len(large))
+	}
+	req, _ := http.NewRequest(http.MethodPut, e.srv.URL+"/o", io.MultiReader(strings.NewReader("unknown length")))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != "unknown length" {
+		t.Errorf("PUT of unknown length: %q back", got)
+	}
+	if n := fb.n.Load(); n != 2 {
+		t.Errorf("the fallback carried %d requests, want 2", n)
+	}
+}
+
+// TestConnectionClosedWhileIdleIsNotUsed: a server that closes its idle
+// connections costs the next request nothing but a new connection.
+func TestConnectionClosedWhileIdleIsNotUsed(t *testing.T) {
+	e := newEcho(t, nil)
+	tr, _ := newTransport()
+	c := &http.Client{Transport: tr}
+	for i := range 3 {
+		if got := do(t, c, http.MethodPut, e.srv.URL+"/o", []byte("hi")).body; string(got) != "hi" {
+			t.Fatalf("PUT %d: %q", i, got)
+		}
+		e.srv.CloseClientConnections()
+	}
+	if n := e.conns.Load(); n != 3 {
+		t.Errorf("3 requests, each after the server closed the last connection, opened %d connections; want 3", n)
+	}
+}
+
+// TestRequestSentIntoAClosedConnectionGoesAgain: a connection the server
+// closes between the check and the request fails before any answer; the
+// request goes again, once, on a new connection.
+func TestRequestSentIntoAClosedConnectionGoesAgain(t *testing.T) {
+	e := newEcho(t, nil)
+	tr, _ := newTransport()
+	c := &http.Client{Transport: tr}
+	do(t, c, http.MethodPut, e.srv.URL+"/o", []byte("first"))
+	// The idle connection's check passes, then the server's end is gone.
+	tr.mu.Lock()
+	for _, cs := range tr.idle {
+		for _, cn := range cs {
+			cn.nc = &closedOnWrite{Conn: cn.nc}
+		}
+	}
+	tr.mu.Unlock()
+	if a := do(t, c, http.MethodPut, e.srv.URL+"/o", []byte("second")); a.status != 200 || string(a.body) != "second" {
+		t.Errorf("PUT after the connection broke: %d %q", a.status, a.body)
+	}
+	if n := e.conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+// closedOnWrite is a connection whose peer went away: it drops what is
+// written and reads end of file.
+type closedOnWrite struct{ net.Conn }
+
+func (c *closedOnWrite) Write(b []byte) (int, error) { c.Close(); return len(b), nil }
+
+// TestAnswerHeadersBounded: an answer whose headers pass MaxHeaderBytes
+// fails with ErrHeaderTooLarge and its connection is not kept.
+func TestAnswerHeadersBounded(t *testing.T) {
+	var pad atomic.Bool
+	e := newEcho(t, func(w http.ResponseWriter, r *http.Request) {
+		if pad.Load() {
+			for i := range 64 {
+				w.Header().Set(fmt.Sprintf("X-Pad-%d", i), strings.Repeat("p", 1000))
+			}
+		}
+		io.WriteString(w, "ok")
+	})
+	tr, _ := newTransport()
+	c := &http.Client{Transport: tr}
+	pad.Store(true)
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL, nil)
+	if err := doErr(c, req); !errors.Is(err, ErrHeaderTooLarge) {
+		t.Fatalf("answer with 64 KB of headers: %v, want ErrHeaderTooLarge", err)
+	}
+	pad.Store(false)
+	if got := do(t, c, http.MethodGet, e.srv.URL, nil).body; string(got) != "ok" {
+		t.Errorf("next answer: %q", got)
+	}
+	if n := e.conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2: the one that failed is not kept", n)
+	}
+}
+
+// TestContextEndCutsARequestWaitingForItsAnswer: a transformer that never
+// answers holds its request until the request's context ends, which fails
+// it with the context's cause; the connection is not kept.
+func TestContextEndCutsARequestWaitingForItsAnswer(t *testing.T) {
+	release, entered := make(chan struct{}), make(chan struct{})
+	e := newEcho(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stall" {
+			close(entered)
+			<-release
+		}
+		io.WriteString(w, "ok")
+	})
+	defer close(release)
+	tr, _ := newTransport()
+	c := &http.Client{Transport: tr}
+	cause := errors.New("the object's timeout passed")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+"/stall", nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- doErr(c, req)
+	}()
+	<-entered
+	cancel(cause)
+	if err := <-done; !errors.Is(err, cause) {
+		t.Errorf("stalled request: %v, want the context's cause", err)
+	}
+	if got := do(t, c, http.MethodGet, e.srv.URL+"/", nil).body; string(got) != "ok" {
+		t.Errorf("next request: %q", got)
+	}
+}
+
+// TestContextEndCutsABodyBeingRead: the context's end fails a read of the
+// answer's body with its cause.
+func TestContextEndCutsABodyBeingRead(t *testing.T) {
+	release := make(chan struct{})
+	e := newEcho(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "part")
+		w.(http.Flusher).Flush()
+		<-release
+	})
+	defer close(release)
+	tr, _ := newTransport()
+	cause := errors.New("client went away")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL, nil)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "part" {
+		t.Fatalf("first part: %q %v", buf, err)
+	}
+	cancel(cause)
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, cause) {
+		t.Errorf("reading past the context's end: %v, want its cause", err)
+	}
+}
+
+// TestUnreadOrClosingAnswersAreNotKept: an answer closed before its end, or
+// one that says Connection: close, leaves no connection for the next
+// request; one read to its end does.
+func TestUnreadOrClosingAnswersAreNotKept(t *testing.T) {
+	e := newEcho(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/close" {
+			w.Header().Set("Connection", "close")
+		}
+		w.Write(bytes.Repeat([]byte("z"), 100<<10))
+	})
+	tr, _ := newTransport()
+	c := &http.Client{Transport: tr}
+	open(t, c, e.srv.URL+"/unread").Close()
+	do(t, c, http.MethodGet, e.srv.URL+"/close", nil)
+	do(t, c, http.MethodGet, e.srv.URL+"/whole", nil)
+	do(t, c, http.MethodGet, e.srv.URL+"/whole", nil)
+	if n := e.conns.Load(); n != 3 {
+		t.Errorf("%d connections, want 3: unread, close, then one for both whole answers", n)
+	}
+}
+
+// TestIdleConnectionsBounded: past MaxIdlePerHost, the longest idle
+// connection is closed; past IdleTimeout, all are.
+func TestIdleConnectionsBounded(t *testing.T) {
+	e := newEcho(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	tr, _ := newTransport()
+	tr.MaxIdlePerHost = 2
+	c := &http.Client{Transport: tr}
+	// Four answers open at once take four connections; read to their
+	// ends, they come back to the pool one after the other.
+	bodies := make([]io.ReadCloser, 4)
+	for i := range bodies {
+		bodies[i] = open(t, c, e.srv.URL)
+	}
+	for _, b := range bodies {
+		io.Copy(io.Discard, b)
+		b.Close()
+	}
+	if n := idle(tr); n != 2 {
+		t.Errorf("%d idle connections, want MaxIdlePerHost 2", n)
+	}
+	tr.mu.Lock()
+	tr.lastSweep = time.Time{}
+	stale := tr.sweepLocked(time.Now().Add(tr.idleTimeout() + time.Second))
+	tr.mu.Unlock()
+	if len(stale) != 2 || idle(tr) != 0 {
+		t.Errorf("after IdleTimeout: swept %d, %d left idle; want 2, 0", len(stale), idle(tr))
+	}
+}
+
+func idle(tr *Transport) int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	n := 0
+	for _, cs := range tr.idle {
+		n += len(cs)
+	}
+	return n
+}
