@@ -125,15 +125,18 @@ func (e *env) inflightStreams() int {
 // answer fails naming the Transform and what happened, and the in-flight
 // GET lets go of the connection. One that answered anyway is answered. The
 // object comes from ?src=, a stream that closing cannot stop as it stops a
-// file.
+// file, or is stored on the node.
 func TestHPullTransformerStopsReading(t *testing.T) {
 	for name, tc := range map[string]struct {
 		answer  string
 		trickle bool
+		stored  bool
 	}{
-		"holds its answer": {},
-		"trickles":         {trickle: true},
-		"answers at once":  {answer: "ok"},
+		"holds its answer":         {},
+		"trickles":                 {trickle: true},
+		"answers at once":          {answer: "ok"},
+		"stored, holds its answer": {stored: true},
+		"stored, trickles":         {trickle: true, stored: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, allowLoopbackSrc(t), func(o *Options) { o.WriteTimeout = 50 * time.Millisecond })
@@ -149,7 +152,11 @@ func TestHPullTransformerStopsReading(t *testing.T) {
 				}
 				conns <- conn
 			}()
-			a := e.get("stall", "big", wire.Query{Src: files.URL + "/big"})
+			q := wire.Query{Src: files.URL + "/big"}
+			if tc.stored {
+				q = wire.Query{}
+			}
+			a := e.get("stall", "big", q)
 			switch msg := ""; {
 			case tc.answer != "":
 				if a.status != http.StatusOK || string(a.body) != tc.answer {
