@@ -91,7 +91,7 @@ func (c *conn) roundTrip(req *http.Request, wire []byte, maxHeaderBytes int64) (
 		return fail(errors.New("too many informational answers"))
 	}
 	b := &body{c: c, r: resp.Body, ctx: ctx, stop: stop,
-		keep: werr == nil && !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols}
+		keep: werr == nil && !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols}
 	if resp.Body == http.NoBody {
 		b.finish(true)
 		return resp, nil

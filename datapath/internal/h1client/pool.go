@@ -12,7 +12,7 @@ func (t *Transport) conn(ctx context.Context, host string) (*conn, error) {
 		if c == nil {
 			break
 		}
-		if c.alive() {
+		if time.Since(c.idleSince) <= t.idleTimeout() && c.alive() {
 			c.reused, c.got = true, 0
 			return c, nil
 		}
@@ -42,11 +42,11 @@ func (t *Transport) takeIdle(host string) *conn {
 }
 
 // put keeps c for its host's next request, closing the host's oldest
-// connection past MaxIdlePerHost, and now and then every connection idle
-// past IdleTimeout.
+// connection past MaxIdlePerHost. A timer closes connections idle past
+// IdleTimeout while any are kept, traffic or not: a transformer that went
+// away leaves its connections half closed until then.
 func (t *Transport) put(c *conn) {
-	now := time.Now()
-	c.idleSince = now
+	c.idleSince = time.Now()
 	var closing []*conn
 	t.mu.Lock()
 	if t.idle == nil {
@@ -55,17 +55,27 @@ func (t *Transport) put(c *conn) {
 	cs := append(t.idle[c.host], c)
 	if max := t.maxIdlePerHost(); len(cs) > max {
 		closing = append(closing, cs[:len(cs)-max]...)
-		cs = append(cs[:0], cs[len(cs)-max:]...)
+		cs = compact(cs, len(cs)-max)
 	}
 	t.idle[c.host] = cs
-	if now.Sub(t.lastSweep) > t.idleTimeout()/2 {
-		t.lastSweep = now
-		closing = append(closing, t.sweepLocked(now)...)
+	if t.sweeper == nil {
+		t.sweeper = time.AfterFunc(t.idleTimeout(), t.sweep)
 	}
 	t.mu.Unlock()
-	for _, c := range closing {
-		c.nc.Close()
+	closeAll(closing)
+}
+
+// sweep closes the connections idle past IdleTimeout, and comes again
+// while any are kept.
+func (t *Transport) sweep() {
+	t.mu.Lock()
+	stale := t.sweepLocked(time.Now())
+	t.sweeper = nil
+	if len(t.idle) > 0 {
+		t.sweeper = time.AfterFunc(t.idleTimeout(), t.sweep)
 	}
+	t.mu.Unlock()
+	closeAll(stale)
 }
 
 // sweepLocked removes the connections idle past IdleTimeout and returns
@@ -81,10 +91,24 @@ func (t *Transport) sweepLocked(now time.Time) []*conn {
 		if n == len(cs) {
 			delete(t.idle, host)
 		} else if n > 0 {
-			t.idle[host] = append(cs[:0], cs[n:]...)
+			t.idle[host] = compact(cs, n)
 		}
 	}
 	return stale
+}
+
+// compact drops the first n of cs in place, clearing the slots left behind
+// so that they keep no closed connection and its buffer alive.
+func compact(cs []*conn, n int) []*conn {
+	kept := append(cs[:0], cs[n:]...)
+	clear(cs[len(kept):])
+	return kept
+}
+
+func closeAll(cs []*conn) {
+	for _, c := range cs {
+		c.nc.Close()
+	}
 }
 
 func (t *Transport) maxIdlePerHost() int {

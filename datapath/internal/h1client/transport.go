@@ -45,9 +45,9 @@ type Transport struct {
 	// IdleTimeout closes a connection idle for longer (default 90s).
 	IdleTimeout time.Duration
 
-	mu        sync.Mutex
-	idle      map[string][]*conn // per host, the longest idle first
-	lastSweep time.Time
+	mu      sync.Mutex
+	idle    map[string][]*conn // per host, the longest idle first
+	sweeper *time.Timer        // while connections are idle
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -61,33 +61,58 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.carries(req) {
 		return t.Fallback.RoundTrip(req)
 	}
+	ctx := req.Context()
+	if ctx.Err() != nil {
+		closeBody(req)
+		return nil, context.Cause(ctx)
+	}
 	wire, err := encode(req)
 	if err != nil {
 		return nil, err
 	}
 	defer putBuffer(wire)
-	ctx := req.Context()
 	for attempt := 0; ; attempt++ {
 		c, err := t.conn(ctx, req.URL.Host)
 		if err != nil {
 			return nil, err
 		}
 		resp, err := c.roundTrip(req, wire.Bytes(), t.maxHeaderBytes())
-		// A kept connection the transformer closed while it was idle
-		// fails before any answer: the request was not served, and goes
-		// again once on a new connection, as net/http's transport does.
-		if err != nil && c.reused && c.got == 0 && attempt == 0 && ctx.Err() == nil {
+		// A kept connection that fails before any answer was most likely
+		// closed by the transformer as it sat idle, but the transformer may
+		// also have died serving the request. As net/http's transport
+		// does, only a request that may be served twice goes again, once,
+		// on a new connection: hpull's GETs, never an object's PUT.
+		if err != nil && c.reused && c.got == 0 && attempt == 0 && ctx.Err() == nil && replayable(req) {
 			continue
 		}
 		return resp, err
 	}
 }
 
-// carries reports whether req goes on this transport: plain HTTP, and a
-// body of known length within MaxBody. net/http takes a non-nil body of
-// length 0 for one of unknown length.
+// replayable is net/http's rule: a request without a body whose method
+// is safe to repeat.
+func replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// carries reports whether req goes on this transport: plain HTTP, no
+// protocol upgrade, and a body of known length within MaxBody. net/http
+// takes a non-nil body of length 0 for one of unknown length.
 func (t *Transport) carries(req *http.Request) bool {
-	if req.URL.Scheme != "http" {
+	if req.URL.Scheme != "http" || req.Header.Get("Upgrade") != "" {
 		return false
 	}
 	if req.Body == nil || req.Body == http.NoBody {
@@ -127,9 +152,7 @@ func (t *Transport) CloseIdleConnections() {
 	t.idle = nil
 	t.mu.Unlock()
 	for _, cs := range idle {
-		for _, c := range cs {
-			c.nc.Close()
-		}
+		closeAll(cs)
 	}
 	if ci, ok := t.Fallback.(interface{ CloseIdleConnections() }); ok {
 		ci.CloseIdleConnections()

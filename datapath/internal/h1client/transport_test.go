@@ -179,26 +179,55 @@ func TestConnectionClosedWhileIdleIsNotUsed(t *testing.T) {
 }
 
 // TestRequestSentIntoAClosedConnectionGoesAgain: a connection the server
-// closes between the check and the request fails before any answer; the
-// request goes again, once, on a new connection.
+// closes between the check and the request fails before any answer; a GET
+// goes again, once, on a new connection. A PUT does not: the transformer
+// may have died serving it, and an object is never sent twice.
 func TestRequestSentIntoAClosedConnectionGoesAgain(t *testing.T) {
 	e := newEcho(t, nil)
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}
-	do(t, c, http.MethodPut, e.srv.URL+"/o", []byte("first"))
-	// The idle connection's check passes, then the server's end is gone.
-	tr.mu.Lock()
-	for _, cs := range tr.idle {
-		for _, cn := range cs {
-			cn.nc = &closedOnWrite{Conn: cn.nc}
+	breakIdle := func() {
+		// The idle connection's check passes, then the server's end is gone.
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		for _, cs := range tr.idle {
+			for _, cn := range cs {
+				cn.nc = &closedOnWrite{Conn: cn.nc}
+			}
 		}
 	}
-	tr.mu.Unlock()
-	if a := do(t, c, http.MethodPut, e.srv.URL+"/o", []byte("second")); a.status != 200 || string(a.body) != "second" {
-		t.Errorf("PUT after the connection broke: %d %q", a.status, a.body)
+	do(t, c, http.MethodPut, e.srv.URL+"/o", []byte("first"))
+	breakIdle()
+	if a := do(t, c, http.MethodGet, e.srv.URL+"/o", nil); a.status != 200 || a.header.Get("X-Method") != "GET" {
+		t.Errorf("GET after the connection broke: %d %q", a.status, a.header)
 	}
 	if n := e.conns.Load(); n != 2 {
 		t.Errorf("%d connections, want 2", n)
+	}
+	breakIdle()
+	req, _ := http.NewRequest(http.MethodPut, e.srv.URL+"/o", strings.NewReader("second"))
+	if err := doErr(c, req); err == nil {
+		t.Error("a PUT on a connection that broke was sent again")
+	}
+	if n := e.conns.Load(); n != 2 {
+		t.Errorf("%d connections after the PUT, want still 2", n)
+	}
+}
+
+// TestEndedContextSendsNothing: a request whose context already ended
+// fails with its cause before it takes a connection.
+func TestEndedContextSendsNothing(t *testing.T) {
+	e := newEcho(t, nil)
+	tr, _ := newTransport()
+	cause := errors.New("client went away")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL, nil)
+	if err := doErr(&http.Client{Transport: tr}, req); !errors.Is(err, cause) {
+		t.Errorf("request after its context ended: %v, want the cause", err)
+	}
+	if n := e.conns.Load(); n != 0 {
+		t.Errorf("%d connections, want none", n)
 	}
 }
 
@@ -230,6 +259,14 @@ func TestAnswerHeadersBounded(t *testing.T) {
 	pad.Store(false)
 	if got := do(t, c, http.MethodGet, e.srv.URL, nil).body; string(got) != "ok" {
 		t.Errorf("next answer: %q", got)
+	}
+	// Headers just within the bound are read as any.
+	e2 := newEcho(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Pad", strings.Repeat("p", int(tr.MaxHeaderBytes)-200))
+		io.WriteString(w, "ok")
+	})
+	if got := do(t, c, http.MethodGet, e2.srv.URL, nil).body; string(got) != "ok" {
+		t.Errorf("answer with headers within the bound: %q", got)
 	}
 	if n := e.conns.Load(); n != 2 {
 		t.Errorf("%d connections, want 2: the one that failed is not kept", n)
@@ -310,9 +347,18 @@ func TestUnreadOrClosingAnswersAreNotKept(t *testing.T) {
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}
 	open(t, c, e.srv.URL+"/unread").Close()
+	if n := idle(tr); n != 0 {
+		t.Errorf("an answer closed unread left %d idle connections, want 0", n)
+	}
 	do(t, c, http.MethodGet, e.srv.URL+"/close", nil)
+	if n := idle(tr); n != 0 {
+		t.Errorf("an answer with Connection: close left %d idle connections, want 0", n)
+	}
 	do(t, c, http.MethodGet, e.srv.URL+"/whole", nil)
 	do(t, c, http.MethodGet, e.srv.URL+"/whole", nil)
+	if n := idle(tr); n != 1 {
+		t.Errorf("%d idle connections after whole answers, want 1", n)
+	}
 	if n := e.conns.Load(); n != 3 {
 		t.Errorf("%d connections, want 3: unread, close, then one for both whole answers", n)
 	}
@@ -339,7 +385,6 @@ func TestIdleConnectionsBounded(t *testing.T) {
 		t.Errorf("%d idle connections, want MaxIdlePerHost 2", n)
 	}
 	tr.mu.Lock()
-	tr.lastSweep = time.Time{}
 	stale := tr.sweepLocked(time.Now().Add(tr.idleTimeout() + time.Second))
 	tr.mu.Unlock()
 	if len(stale) != 2 || idle(tr) != 0 {
@@ -355,4 +400,22 @@ func idle(tr *Transport) int {
 		n += len(cs)
 	}
 	return n
+}
+
+// TestIdleConnectionsSweptWithoutTraffic: connections idle past
+// IdleTimeout are closed by the pool's timer, with no request to trigger
+// it.
+func TestIdleConnectionsSweptWithoutTraffic(t *testing.T) {
+	e := newEcho(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	tr, _ := newTransport()
+	tr.IdleTimeout = time.Millisecond
+	do(t, &http.Client{Transport: tr}, http.MethodGet, e.srv.URL, nil)
+	// Polled, not timed: the test fails only if the sweep never comes.
+	for range 10000 {
+		if idle(tr) == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Errorf("%d connections still idle long after IdleTimeout", idle(tr))
 }
