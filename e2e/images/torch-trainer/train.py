@@ -84,6 +84,11 @@ def worker() -> int:
         dist.init_process_group("gloo", store=dist.PrefixStore("gloo", store), rank=rank,
                                 world_size=int(os.environ["DMLC_NUM_WORKER"]), timeout=TIMEOUT)
         loss = train(rank)
+        # Tear gloo down while the scheduler's store is still up. Left to the interpreter's exit,
+        # its threads can outlive the store the scheduler closes once every worker reported, and
+        # the worker dies at exit ("terminate called without an active exception", exit 139)
+        # after its work succeeded.
+        dist.destroy_process_group()
     except Exception as e:  # the scheduler must hear of it, or it waits out its timeout
         traceback.print_exc()
         store.set(f"done/{rank}", f"rank {rank} failed: {e}")
