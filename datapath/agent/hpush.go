@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync/atomic"
+	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
 )
@@ -117,12 +118,16 @@ func closeBody(b io.Closer) {
 	}
 }
 
-// roundTrip sends req to t's transformer with t's credential: a 200 is the
+// roundTrip sends req to t's transformer with t's credential and the time
+// left for the object (wire.HeaderObjectTimeout): a 200 is the
 // result; any other status is a transformer error whose body is the
 // message, kept verbatim.
 func (a *Agent) roundTrip(req *http.Request, t Target) (io.ReadCloser, int64, error) {
 	if t.Token != "" {
 		req.Header.Set(wire.HeaderTransformerToken, t.Token)
+	}
+	if deadline, ok := req.Context().Deadline(); ok {
+		req.Header.Set(wire.HeaderObjectTimeout, wire.FormatObjectTimeout(time.Until(deadline)))
 	}
 	resp, err := a.transformers.Do(req)
 	if err != nil {

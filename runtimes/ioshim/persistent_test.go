@@ -47,6 +47,8 @@ func persistentHelper() int {
 				return err
 			}
 			os.Exit(0)
+		case "stall":
+			select {} // reads nothing of a large object, and never answers
 		case "hang":
 			out.Write(make([]byte, 300<<10)) // past Serve's buffer: it reaches the shim
 			select {}

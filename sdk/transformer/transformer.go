@@ -96,6 +96,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case kindWS:
 		h.serveWS(w, r)
 	default:
+		r, cancel, err := withObjectTimeout(r)
+		if err != nil {
+			writeError(w, badRequest(err))
+			return
+		}
+		defer cancel()
 		h.serveObject(w, r, req)
 	}
+}
+
+// withObjectTimeout bounds r's context by the time the agent still waits for
+// the object (wire.HeaderObjectTimeout), so that the Func, a command of the
+// io shim, or an hpull fetch is stopped when the agent gives up. Without it,
+// a Func that stops reading a large body would never learn that: net/http
+// notices a closed connection only after the body has been read to its end.
+// A request without the header (a test's, or an older agent's) keeps its
+// context as it is.
+func withObjectTimeout(r *http.Request) (*http.Request, context.CancelFunc, error) {
+	v := r.Header.Get(wire.HeaderObjectTimeout)
+	if v == "" {
+		return r, func() {}, nil
+	}
+	d, err := wire.ParseObjectTimeout(v)
+	if err != nil {
+		return r, nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(r.Context(), d, fmt.Errorf("the agent's object timeout of %s passed: %w", d, context.DeadlineExceeded))
+	return r.WithContext(ctx), cancel, nil
 }

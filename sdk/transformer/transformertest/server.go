@@ -228,3 +228,29 @@ func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set(wire.HeaderTransformerToken, t.token)
 	return t.rt.RoundTrip(r)
 }
+
+// EndlessBody is a request body that yields bytes until it is closed: an
+// object larger than every buffer on the way, so a server never reaches its
+// end while the test runs.
+type EndlessBody struct {
+	closed chan struct{}
+	once   sync.Once
+}
+
+// NewEndlessBody returns an EndlessBody; close it when the test ends.
+func NewEndlessBody() *EndlessBody { return &EndlessBody{closed: make(chan struct{})} }
+
+func (e *EndlessBody) Read(p []byte) (int, error) {
+	select {
+	case <-e.closed:
+		return 0, io.EOF
+	default:
+		return len(p), nil
+	}
+}
+
+// Close ends the body at its next read.
+func (e *EndlessBody) Close() error {
+	e.once.Do(func() { close(e.closed) })
+	return nil
+}

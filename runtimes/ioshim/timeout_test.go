@@ -1,0 +1,49 @@
+package ioshim
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
+)
+
+// stalledObjectIsGivenUp sends an object with args "stall", on which s's
+// command stops reading, with the agent's object timeout, then an object
+// that works. Both modes run one command at a time here, so the second
+// object is served only if the stalled command was killed and its slot
+// freed. The stall is seen only through the header: net/http notices a
+// client that went away only after the body's end, which never comes.
+func stalledObjectIsGivenUp(t *testing.T, s *transformertest.Server) {
+	t.Helper()
+	body := transformertest.NewEndlessBody()
+	defer body.Close()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, wire.ObjectURL(s.URL, "big", wire.Query{Args: "stall"}), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(wire.HeaderObjectTimeout, "50")
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK || !strings.Contains(string(msg), "object timeout of 50ms passed") {
+		t.Errorf("stalled object: %d %q, want the object timeout as its error", resp.StatusCode, msg)
+	}
+	got, err := s.Transform(t.Context(), transformertest.HPush, "next", "", []byte("next object"))
+	if err != nil || string(got) != "next object" {
+		t.Errorf("the object after the stalled one: %q, %v", got, err)
+	}
+}
+
+func TestPerObjectCommandThatStopsReadingIsKilledAtTheObjectTimeout(t *testing.T) {
+	stalledObjectIsGivenUp(t, serve(t, 1, "sh", "-c", `if [ "$`+EnvArgs+`" = stall ]; then exec sleep 1000; fi; exec cat`))
+}
+
+func TestPersistentCommandThatStopsReadingIsKilledAtTheObjectTimeout(t *testing.T) {
+	stalledObjectIsGivenUp(t, servePersistent(t, 1))
+}
