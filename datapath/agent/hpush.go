@@ -1,11 +1,10 @@
 package agent
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -40,10 +39,6 @@ func (h hpush) transform(ctx context.Context, t Target, in input, exceeded *atom
 	if body == nil || size == 0 {
 		closeBody(body)
 		req.Body, req.ContentLength = http.NoBody, 0
-	} else if size > 0 && size <= wholeBodySize {
-		if err := readWhole(req, body, size); err != nil {
-			return nil, 0, err
-		}
 	} else if in.local {
 		return roundTripHoldingFile(h.a, req, t, body)
 	}
@@ -79,11 +74,12 @@ func (a answerClosing) Close() error {
 	return err
 }
 
-// wholeBodySize is the largest body, streamed or stored, that hpush reads
-// whole before sending it: such a request leaves with its headers in one
-// write, on the object's own goroutine (newTransformerTransport), and the
-// transformer reads both at once. A small object is all in the agent within
-// one round trip of its client anyway.
+// wholeBodySize is the largest body, streamed or stored, that leaves with
+// its request's headers in one write: the agent's client to transformers
+// (newTransformerTransport) reads such a body straight into the request it
+// writes, on the object's own goroutine, and the transformer reads both at
+// once. A small object is all in the agent within one round trip of its
+// client anyway.
 //
 // One write also keeps a transformer's answer the cause of its failure: an
 // answer sent before the body that passes maxAnswerHeaderBytes is read as
@@ -91,26 +87,6 @@ func (a answerClosing) Close() error {
 // and name no cause. A larger stored object can still fail so, as a write
 // error.
 const wholeBodySize = 32 << 10
-
-// readWhole reads req's body of size bytes into memory and makes req send
-// it from there. A failed read fails as Client.Do did when its transport
-// read the body: with the object's timeout once that has passed, else with
-// the body's error. A client that stalls holds the object as it did then:
-// its answer waits for the rest of its body (or for it to go away).
-func readWhole(req *http.Request, body io.ReadCloser, size int64) error {
-	data := make([]byte, size)
-	if _, err := io.ReadFull(body, data); err != nil {
-		if req.Context().Err() != nil {
-			err = context.Cause(req.Context())
-		}
-		return &url.Error{Op: "Put", URL: req.URL.String(), Err: err}
-	}
-	closeBody(body)
-	// The transport sends a *bytes.Reader with the headers. GetBody stays
-	// unset, so that a request is never sent twice, as with a streamed body.
-	req.Body = io.NopCloser(bytes.NewReader(data))
-	return nil
-}
 
 func closeBody(b io.Closer) {
 	if b != nil {
@@ -141,10 +117,23 @@ func (a *Agent) roundTrip(req *http.Request, t Target) (io.ReadCloser, int64, er
 	if err != nil && req.Context().Err() != nil {
 		return nil, 0, req.Context().Err()
 	}
+	if timedOut(req.Context()) {
+		// The transformer gave up when it was told the object's time was
+		// up, and its answer may arrive before the agent's own timer has
+		// ended ctx: the object timed out, whatever the transformer says.
+		return nil, 0, context.DeadlineExceeded
+	}
 	if len(msg) == 0 {
 		msg = []byte(resp.Status)
 	}
 	return nil, 0, transformerError(string(msg))
+}
+
+// timedOut reports whether ctx's deadline has passed, even if its timer
+// has not yet fired.
+func timedOut(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || ok && !time.Now().Before(deadline)
 }
 
 // maxMessageSize bounds the error message read from a transformer.

@@ -122,12 +122,19 @@ func (t *Transport) carries(req *http.Request) bool {
 }
 
 // encode writes req, headers and body, into a pooled buffer and closes its
-// body.
+// body. The body is read straight into the buffer, so a caller hands over
+// its client's body as it is rather than reading it into memory first. A
+// body that fails to be read after req's context ended (a client that
+// stalled past the object's time) fails with the context's cause, as
+// net/http's transport reports a body its writer could not finish.
 func encode(req *http.Request) (*bytes.Buffer, error) {
 	b := buffers.Get().(*bytes.Buffer)
 	b.Reset()
 	if err := req.Write(b); err != nil {
 		putBuffer(b)
+		if req.Context().Err() != nil {
+			return nil, context.Cause(req.Context())
+		}
 		return nil, err
 	}
 	return b, nil

@@ -231,6 +231,49 @@ func TestEndedContextSendsNothing(t *testing.T) {
 	}
 }
 
+// stalledBody yields its first bytes, then fails once ctx has ended, as a
+// client's body that stops coming does when its object's time is up.
+type stalledBody struct {
+	ctx     context.Context
+	started chan struct{} // closed by the first read
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	select {
+	case <-b.started:
+	default:
+		close(b.started)
+		return copy(p, "half"), nil
+	}
+	<-b.ctx.Done()
+	return 0, errors.New("read on a closed body")
+}
+
+// TestBodyStalledPastItsContextFailsWithTheCause: a body read straight into
+// the request fails with its context's cause once the context has ended,
+// not with the body's own error, and nothing is sent.
+func TestBodyStalledPastItsContextFailsWithTheCause(t *testing.T) {
+	e := newEcho(t, nil)
+	tr, fb := newTransport()
+	cause := errors.New("object timeout")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	body := &stalledBody{ctx: ctx, started: make(chan struct{})}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, e.srv.URL, body)
+	req.ContentLength = 8
+	go func() {
+		// Ends the context once the body has begun to be read: Read blocks
+		// until then, so the order, not the time, decides the outcome.
+		<-body.started
+		cancel(cause)
+	}()
+	if err := doErr(&http.Client{Transport: tr}, req); !errors.Is(err, cause) {
+		t.Errorf("stalled body: %v, want the context's cause", err)
+	}
+	if n := e.conns.Load() + fb.n.Load(); n != 0 {
+		t.Errorf("%d connections or fallback requests, want none", n)
+	}
+}
+
 // closedOnWrite is a connection whose peer went away: it drops what is
 // written and reads end of file.
 type closedOnWrite struct{ net.Conn }
