@@ -52,3 +52,42 @@ func TestHPushStalledUpload(t *testing.T) {
 		t.Errorf("error %q, want the object timeout of the PUT to the transformer", got)
 	}
 }
+
+// TestTransformerIsToldTheObjectTimeout: over every HTTP mechanism the
+// transformer's Func runs under a deadline no later than the agent's own
+// for the object (wire.HeaderObjectTimeout), so a transformer stops the work
+// the agent has given up on even when it cannot see the connection close.
+// The deadline is at least the agent's (it is rounded up, and sent after
+// the agent set its own) and at most the timeout after the Func saw it.
+func TestTransformerIsToldTheObjectTimeout(t *testing.T) {
+	const timeout = 7 * time.Minute
+	e := newEnv(t)
+	e.writeObject("dir/obj", []byte("data"))
+	for _, comm := range []etlv1alpha1.Communication{etlv1alpha1.CommHPush, etlv1alpha1.CommHPull, etlv1alpha1.CommIO} {
+		for _, arg := range []etlv1alpha1.Argument{"", etlv1alpha1.ArgFQN} {
+			name := strings.ToLower(string(comm) + string(arg))
+			type seen struct {
+				deadline, at time.Time
+				ok           bool
+			}
+			got := make(chan seen, 1)
+			e.addTransform(name, comm, arg, func(ctx context.Context, in io.Reader, _, _ string) (io.Reader, error) {
+				dl, ok := ctx.Deadline()
+				got <- seen{dl, time.Now(), ok}
+				return in, nil
+			})
+			e.setTimeout(name, timeout)
+			before := time.Now()
+			if a := e.get(name, "dir/obj", wire.Query{}); a.status != http.StatusOK || string(a.body) != "data" {
+				t.Fatalf("%s %s: %d %s", comm, arg, a.status, a.body)
+			}
+			s := <-got
+			switch {
+			case !s.ok:
+				t.Errorf("%s %s: the Func ran without a deadline", comm, arg)
+			case s.deadline.Before(before.Add(timeout)) || s.deadline.After(s.at.Add(timeout)):
+				t.Errorf("%s %s: deadline %v, want the agent's %v after the request (sent %v, seen %v)", comm, arg, s.deadline, timeout, before, s.at)
+			}
+		}
+	}
+}

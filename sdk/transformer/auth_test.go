@@ -33,12 +33,23 @@ func (c *counting) fn(_ context.Context, in io.Reader, _, _ string) (io.Reader, 
 // body of the answer.
 func send(t *testing.T, s *transformertest.Server, method, target, token string, body io.Reader) (int, string) {
 	t.Helper()
+	header := map[string]string{}
+	if token != "" {
+		header[wire.HeaderTransformerToken] = token
+	}
+	return sendWith(t, s, method, target, header, body)
+}
+
+// sendWith makes one request to s with exactly header and returns the status and body of the
+// answer.
+func sendWith(t *testing.T, s *transformertest.Server, method, target string, header map[string]string, body io.Reader) (int, string) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+target, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set(wire.HeaderTransformerToken, token)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	// http.DefaultClient: s.Client would add the right token.
 	resp, err := http.DefaultClient.Do(req)
