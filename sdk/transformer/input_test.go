@@ -3,6 +3,8 @@ package transformer
 import (
 	"net/http"
 	"testing"
+
+	"github.com/mlkube/mlkube/internal/h1client"
 )
 
 func TestRootRelative(t *testing.T) {
@@ -49,8 +51,13 @@ func TestSrcFailureStatus(t *testing.T) {
 // caller's in-flight URL; net/http never proxies loopback, so a served test could not show it.
 func TestFetchClientIgnoresProxies(t *testing.T) {
 	o := defaultOptions()
-	if tr, ok := o.client.Transport.(*http.Transport); !ok || tr.Proxy != nil {
-		t.Error("the fetch client's transport takes a proxy from the environment")
+	// h1client dials the URL's host itself; what it does not carry goes to its fallback.
+	h1, ok := o.client.Transport.(*h1client.Transport)
+	if !ok {
+		t.Fatalf("the fetch client's transport is a %T, want the data path's *h1client.Transport", o.client.Transport)
+	}
+	if tr, ok := h1.Fallback.(*http.Transport); !ok || tr.Proxy != nil {
+		t.Error("the fetch client's fallback transport takes a proxy from the environment")
 	}
 	if o.client.CheckRedirect == nil {
 		t.Error("the fetch client follows redirects")

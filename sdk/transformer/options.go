@@ -2,11 +2,13 @@ package transformer
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/h1client"
 )
 
 // Option configures a Handler.
@@ -32,10 +34,17 @@ func defaultOptions() options {
 	// hpull fetches only from the caller's in-flight URLs (checkSrc): a proxy from the pod's
 	// environment must not carry the fetch elsewhere, and a redirect must not lead away from them.
 	t.Proxy = nil
+	// The fetches are bodiless GETs: they go on the agent's own lean
+	// client, each on the object's goroutine, with net/http's transport
+	// behind it for anything else.
+	fetches := &h1client.Transport{
+		Fallback: t, Dial: (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdlePerHost: t.MaxIdleConnsPerHost, IdleTimeout: t.IdleConnTimeout,
+	}
 	return options{
 		fqnRoot:   os.Getenv(wire.EnvFQNRoot),
 		tokenFile: os.Getenv(wire.EnvTokenFile),
-		client: &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error {
+		client: &http.Client{Transport: fetches, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
 		log: slog.Default(),

@@ -1,7 +1,9 @@
-// Package h1client is the node agent's HTTP/1.1 transport to transformers:
-// a request whose body is small enough to hold makes its round trip on the
-// caller's goroutine, over a pooled keep-alive connection, the request in
-// one write; any other request goes to a fallback transport.
+// Package h1client is the HTTP/1.1 transport of the data path's hops on a
+// node (the agent's requests to transformers, a transformer's hpull fetches
+// from the agent): a request whose body is small enough to hold makes its
+// round trip on the caller's goroutine, over a pooled keep-alive
+// connection, the request in one write; any other request goes to a
+// fallback transport.
 //
 // net/http's Transport hands every request to two goroutines of the
 // connection (one writes the request, one reads the answer) and wakes the
@@ -71,8 +73,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	defer putBuffer(wire)
+	addr := req.URL.Host
+	if req.URL.Port() == "" {
+		addr = net.JoinHostPort(req.URL.Hostname(), "80")
+	}
 	for attempt := 0; ; attempt++ {
-		c, err := t.conn(ctx, req.URL.Host)
+		c, err := t.conn(ctx, addr)
 		if err != nil {
 			return nil, err
 		}

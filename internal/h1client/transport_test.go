@@ -462,3 +462,26 @@ func TestIdleConnectionsSweptWithoutTraffic(t *testing.T) {
 	}
 	t.Errorf("%d connections still idle long after IdleTimeout", idle(tr))
 }
+
+// TestHostWithoutAPortDialsPort80: a URL that names no port is dialled on
+// HTTP's, as net/http does; the dial is not given a bare host.
+func TestHostWithoutAPortDialsPort80(t *testing.T) {
+	for url, want := range map[string]string{
+		"http://10.1.2.3/v1/inflight/x":    "10.1.2.3:80",
+		"http://[fd00::1]/v1/inflight/x":   "[fd00::1]:80",
+		"http://10.1.2.3:8080/v1/inflight": "10.1.2.3:8080",
+	} {
+		var dialed string
+		tr := &Transport{Fallback: http.DefaultTransport, Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
+			dialed = addr
+			return nil, errors.New("not dialling in a test")
+		}}
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if _, err := tr.RoundTrip(req); err == nil {
+			t.Errorf("%s: a failed dial answered", url)
+		}
+		if dialed != want {
+			t.Errorf("%s: dialled %q, want %q", url, dialed, want)
+		}
+	}
+}
