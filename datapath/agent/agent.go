@@ -17,11 +17,11 @@ import (
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
-	"github.com/mlkube/mlkube/internal/h1client"
 	"github.com/mlkube/mlkube/datapath/internal/panics"
 	"github.com/mlkube/mlkube/datapath/noderun"
 	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/egress"
+	"github.com/mlkube/mlkube/internal/h1client"
 	"github.com/mlkube/mlkube/internal/status"
 )
 

@@ -477,7 +477,8 @@ func TestHostWithoutAPortDialsPort80(t *testing.T) {
 			return nil, errors.New("not dialling in a test")
 		}}
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		if _, err := tr.RoundTrip(req); err == nil {
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
 			t.Errorf("%s: a failed dial answered", url)
 		}
 		if dialed != want {
