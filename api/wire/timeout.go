@@ -22,10 +22,13 @@ func FormatObjectTimeout(d time.Duration) string {
 	return strconv.FormatInt(int64(max(ms, 1)), 10)
 }
 
-// ParseObjectTimeout reads HeaderObjectTimeout's value: from 1 ms to the longest object timeout
-// a Transform may have (v1alpha1.MaxObjectTimeout).
+// MaxObjectTimeout is the most time the agent may give an object: a pipeline's stages share
+// the sum of their Transforms' object timeouts, each at most v1alpha1.MaxObjectTimeout.
+const MaxObjectTimeout = MaxPipelineStages * v1alpha1.MaxObjectTimeout
+
+// ParseObjectTimeout reads HeaderObjectTimeout's value: from 1 ms to MaxObjectTimeout.
 func ParseObjectTimeout(v string) (time.Duration, error) {
-	maxMS := int64(v1alpha1.MaxObjectTimeout / time.Millisecond)
+	maxMS := int64(MaxObjectTimeout / time.Millisecond)
 	ms, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || ms < 1 || ms > maxMS {
 		return 0, fmt.Errorf("header %s: %.32q is not a whole number of milliseconds from 1 to %d", HeaderObjectTimeout, v, maxMS)

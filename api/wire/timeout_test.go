@@ -20,6 +20,7 @@ func TestObjectTimeoutRoundTrips(t *testing.T) {
 		{-time.Second, "1"},
 		{10 * time.Second, "10000"},
 		{v1alpha1.MaxObjectTimeout, "3600000"},
+		{MaxObjectTimeout, "28800000"}, // a pipeline of MaxPipelineStages stages of an hour each
 	} {
 		got := FormatObjectTimeout(tc.d)
 		if got != tc.want {
@@ -36,13 +37,13 @@ func TestObjectTimeoutRoundTrips(t *testing.T) {
 }
 
 func TestObjectTimeoutOutOfBoundsNamesTheHeader(t *testing.T) {
-	for _, v := range []string{"", "0", "-5", "1.5", "10s", "3600001", "99999999999999999999", strings.Repeat("9", 4096)} {
+	for _, v := range []string{"", "0", "-5", "1.5", "10s", "28800001", "99999999999999999999", strings.Repeat("9", 4096)} {
 		_, err := ParseObjectTimeout(v)
 		if err == nil {
 			t.Errorf("ParseObjectTimeout(%.20q) accepted", v)
 			continue
 		}
-		if msg := err.Error(); !strings.Contains(msg, HeaderObjectTimeout) || !strings.Contains(msg, "3600000") || len(msg) > 200 {
+		if msg := err.Error(); !strings.Contains(msg, HeaderObjectTimeout) || !strings.Contains(msg, "28800000") || len(msg) > 200 {
 			t.Errorf("ParseObjectTimeout(%.20q) = %q: want the header, the bound, and a short message", v, msg)
 		}
 	}

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +91,54 @@ func TestTransformerIsToldTheObjectTimeout(t *testing.T) {
 				t.Errorf("%s %s: deadline %v, want the agent's %v after the request (sent %v, seen %v)", comm, arg, s.deadline, timeout, before, s.at)
 			}
 		}
+	}
+}
+
+// openFilesEndingIn lists the files this process holds open whose path ends in suffix.
+func openFilesEndingIn(t *testing.T, suffix string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	var open []string
+	for _, fd := range fds {
+		if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasSuffix(target, suffix) {
+			open = append(open, target)
+		}
+	}
+	return open
+}
+
+// TestStoredObjectClosedOnceSent: a stored object read whole into its request
+// to the transformer is closed then, not held while the transformer works.
+func TestStoredObjectClosedOnceSent(t *testing.T) {
+	e := newEnv(t)
+	e.writeObject("dir/small-stored", []byte("data"))
+	var held []string
+	e.addTransform("look", etlv1alpha1.CommHPush, "", func(_ context.Context, in io.Reader, _, _ string) (io.Reader, error) {
+		data, err := io.ReadAll(in)
+		held = openFilesEndingIn(t, "/dir/small-stored")
+		return bytes.NewReader(data), err
+	})
+	if a := e.get("look", "dir/small-stored", wire.Query{}); a.status != http.StatusOK || string(a.body) != "data" {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	if len(held) != 0 {
+		t.Errorf("the agent held %v open while the transformer worked", held)
+	}
+}
+
+// TestPipelineLongerThanAnHourIsServed: the time a pipeline's stages share
+// may pass one Transform's longest object timeout, and the transformers
+// accept it.
+func TestPipelineLongerThanAnHourIsServed(t *testing.T) {
+	e := newEnv(t)
+	for _, name := range []string{"first", "second"} {
+		e.addTransform(name, etlv1alpha1.CommHPush, "", echo)
+		e.setTimeout(name, etlv1alpha1.MaxObjectTimeout)
+	}
+	if a := e.put("first>>second", "obj", wire.Query{}, []byte("x")); a.status != http.StatusOK || string(a.body) != "x" {
+		t.Errorf("a pipeline of two hours: %d %s", a.status, a.body)
 	}
 }

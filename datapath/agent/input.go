@@ -139,6 +139,7 @@ type guardedBody struct {
 	r      io.Reader
 	c      io.Closer
 	closed bool
+	eof    bool // read to its end, and closed then
 }
 
 var errBodyClosed = errors.New("object body closed")
@@ -146,10 +147,20 @@ var errBodyClosed = errors.New("object body closed")
 func (g *guardedBody) Read(p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.eof {
+		return 0, io.EOF
+	}
 	if g.closed {
 		return 0, errBodyClosed
 	}
-	return g.r.Read(p)
+	n, err := g.r.Read(p)
+	if err == io.EOF {
+		// Read whole (a small object goes out with its request): its file
+		// need not stay open while the transformer works on it.
+		g.closed, g.eof = true, true
+		g.c.Close()
+	}
+	return n, err
 }
 
 func (g *guardedBody) Close() error {

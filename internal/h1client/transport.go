@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -132,18 +133,48 @@ func (t *Transport) carries(req *http.Request) bool {
 // its client's body as it is rather than reading it into memory first. A
 // body that fails to be read after req's context ended (a client that
 // stalled past the object's time) fails with the context's cause, as
-// net/http's transport reports a body its writer could not finish.
+// net/http's transport reports a body its writer could not finish. Reading
+// is not cut by the context: a body that stalls holds the request until it
+// goes on or its sender goes away, as it held net/http's writer.
 func encode(req *http.Request) (*bytes.Buffer, error) {
 	b := buffers.Get().(*bytes.Buffer)
 	b.Reset()
-	if err := req.Write(b); err != nil {
+	out := req
+	var body *recordingBody
+	if req.Body != nil && req.Body != http.NoBody {
+		// A RoundTripper leaves its caller's request alone: the copy reads
+		// the body through a recorder.
+		body = &recordingBody{ReadCloser: req.Body}
+		copied := *req
+		copied.Body = body
+		out = &copied
+	}
+	if err := out.Write(b); err != nil {
 		putBuffer(b)
-		if req.Context().Err() != nil {
+		switch {
+		case req.Context().Err() != nil:
 			return nil, context.Cause(req.Context())
+		case body != nil && body.err != nil:
+			// Request.Write hides it in a type of its own, without Unwrap.
+			return nil, body.err
 		}
 		return nil, err
 	}
 	return b, nil
+}
+
+// recordingBody keeps the first error of a request body other than its end.
+type recordingBody struct {
+	io.ReadCloser
+	err error
+}
+
+func (r *recordingBody) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}

@@ -486,3 +486,34 @@ func TestHostWithoutAPortDialsPort80(t *testing.T) {
 		}
 	}
 }
+
+// failingBody fails with err after its first bytes.
+type failingBody struct {
+	err  error
+	sent bool
+}
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "half"), nil
+	}
+	return 0, b.err
+}
+
+// TestBodyErrorIsReturnedAsItself: a body that fails while its context is
+// alive fails the request with its own error, which callers classify
+// (errors.Is), and nothing is sent.
+func TestBodyErrorIsReturnedAsItself(t *testing.T) {
+	e := newEcho(t, nil)
+	tr, fb := newTransport()
+	tooLarge := errors.New("object exceeds the size limit")
+	req, _ := http.NewRequest(http.MethodPut, e.srv.URL, &failingBody{err: tooLarge})
+	req.ContentLength = 8
+	if err := doErr(&http.Client{Transport: tr}, req); !errors.Is(err, tooLarge) {
+		t.Errorf("failing body: %v, want the body's own error", err)
+	}
+	if n := e.conns.Load() + fb.n.Load(); n != 0 {
+		t.Errorf("%d connections or fallback requests, want none", n)
+	}
+}

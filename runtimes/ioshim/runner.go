@@ -55,7 +55,7 @@ func (r *Runner) Transform(ctx context.Context, in io.Reader, object, args strin
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, context.Cause(ctx)
 	}
 	run := &run{ctx: ctx, release: func() { <-r.slots }, tail: &proc.Tail{Size: StderrTail}}
 	cmd := exec.CommandContext(ctx, r.command[0], r.command[1:]...)
@@ -72,6 +72,9 @@ func (r *Runner) Transform(ctx context.Context, in io.Reader, object, args strin
 	}
 	if err != nil {
 		run.release()
+		if ctx.Err() != nil {
+			err = context.Cause(ctx) // the agent's time for the object ran out first
+		}
 		return nil, fmt.Errorf("start %s: %w", r.command[0], err)
 	}
 	run.cmd, run.stdout = cmd, stdout

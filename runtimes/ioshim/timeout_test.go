@@ -24,14 +24,14 @@ func stalledObjectIsGivenUp(t *testing.T, s *transformertest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set(wire.HeaderObjectTimeout, "50")
+	req.Header.Set(wire.HeaderObjectTimeout, "300")
 	resp, err := s.Client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	msg, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode == http.StatusOK || !strings.Contains(string(msg), "object timeout of 50ms passed") {
+	if resp.StatusCode == http.StatusOK || !strings.Contains(string(msg), "object timeout of 300ms passed") {
 		t.Errorf("stalled object: %d %q, want the object timeout as its error", resp.StatusCode, msg)
 	}
 	got, err := s.Transform(t.Context(), transformertest.HPush, "next", "", []byte("next object"))
