@@ -136,6 +136,32 @@ var privateNetworks = []netip.Prefix{
 	netip.MustParsePrefix("fc00::/7"),       // RFC 4193, unique local IPv6
 }
 
+// IPv6 prefixes that carry an IPv4 address in fixed bits: the well-known NAT64 prefix (RFC 6052,
+// the last 32 bits), 6to4 (RFC 3056, bits 16 to 47) and the deprecated IPv4-compatible addresses
+// (the last 32 bits). The local-use NAT64 prefix (RFC 8215) places them where its operator
+// chooses, so it is refused whole unless allowed.
+var (
+	wellKnownNAT64 = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	localNAT64     = netip.MustParsePrefix("64:ff9b:1::/48")
+)
+
+// embeddedIPv4 is the IPv4 address an IPv6 address of those prefixes delivers to.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case wellKnownNAT64.Contains(a), ipv4Compatible.Contains(a) && !a.IsUnspecified() && !a.IsLoopback():
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
 // CheckAddr refuses an address the policy keeps out of reach.
 func (p Policy) CheckAddr(a netip.Addr) error {
 	a = a.Unmap()
@@ -152,6 +178,16 @@ func (p Policy) CheckAddr(a netip.Addr) error {
 		if n.Contains(a) {
 			return fmt.Errorf("%w: address %s is in the private network %s, refused unless allowed; the operator allows a network explicitly with %s", ErrRefused, a, n, p.allowFlag())
 		}
+	}
+	if v4, ok := embeddedIPv4(a); ok {
+		// A translator or tunnel delivers this address to the IPv4 one inside it, which is
+		// judged as if dialled itself: on a NAT64 network 64:ff9b::a00:5 reaches 10.0.0.5.
+		if err := p.CheckAddr(v4); err != nil {
+			return fmt.Errorf("address %s carries the IPv4 address %s: %w", a, v4, err)
+		}
+	}
+	if localNAT64.Contains(a) {
+		return fmt.Errorf("%w: address %s is in the local-use NAT64 prefix %s, whose IPv4 addresses the network's operator places; the operator allows a network explicitly with %s", ErrRefused, a, localNAT64, p.allowFlag())
 	}
 	for _, n := range p.Denied {
 		if n.Contains(a) {

@@ -121,6 +121,42 @@ func TestPrivateNetworksRefusedByDefault(t *testing.T) {
 	}
 }
 
+// TestIPv4InsideIPv6IsJudgedAsIPv4: the IPv6 forms a translator or tunnel delivers to an IPv4
+// address (NAT64's well-known prefix, 6to4, IPv4-compatible) are judged by that IPv4 address, so
+// they reach nothing the IPv4 address itself could not; NAT64 to a public address still passes,
+// as an IPv6-only cluster needs it to reach a public store. The local-use NAT64 prefix is refused
+// whole unless allowed.
+func TestIPv4InsideIPv6IsJudgedAsIPv4(t *testing.T) {
+	for _, tc := range []struct {
+		addr, allowed string
+		refused       string // what the refusal names; "" when the address is allowed
+	}{
+		{addr: "64:ff9b::a00:5", refused: "private network 10.0.0.0/8"},       // 10.0.0.5
+		{addr: "64:ff9b::a9fe:a9fe", refused: "169.254.169.254"},              // cloud metadata
+		{addr: "64:ff9b::7f00:1", refused: "127.0.0.1"},                       // loopback
+		{addr: "2002:a00:5::1", refused: "private network 10.0.0.0/8"},        // 6to4 of 10.0.0.5
+		{addr: "2002:c0a8:101::1", refused: "private network 192.168.0.0/16"}, // 6to4 of 192.168.1.1
+		{addr: "::a00:5", refused: "private network 10.0.0.0/8"},              // IPv4-compatible
+		{addr: "64:ff9b:1::a00:5", refused: "local-use NAT64 prefix 64:ff9b:1::/48"},
+		{addr: "64:ff9b::5db8:d822"},                     // NAT64 of 93.184.216.34
+		{addr: "2002:5db8:d822::1"},                      // 6to4 of it
+		{addr: "64:ff9b::a00:5", allowed: "10.0.0.0/24"}, // its IPv4 network allowed
+		{addr: "64:ff9b:1::a00:5", allowed: "64:ff9b:1::/48"},
+	} {
+		p := mustParse(t, "x", "", tc.allowed)
+		err := p.CheckAddr(netip.MustParseAddr(tc.addr))
+		switch {
+		case tc.refused == "" && err != nil:
+			t.Errorf("CheckAddr(%s) with allowed %q = %v; want it allowed", tc.addr, tc.allowed, err)
+		case tc.refused == "":
+		case !errors.Is(err, ErrRefused):
+			t.Errorf("CheckAddr(%s) with allowed %q = %v; want it refused", tc.addr, tc.allowed, err)
+		case !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), tc.addr):
+			t.Errorf("CheckAddr(%s) = %q; want it to name the address and %s", tc.addr, err, tc.refused)
+		}
+	}
+}
+
 // TestClientChecksTheDialledAddress: a host that passes the name check but resolves to loopback
 // is refused at the dial, and nothing reaches the server.
 func TestClientChecksTheDialledAddress(t *testing.T) {
