@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -32,6 +34,10 @@ const PartSize = 16 << 20
 // caller's context.
 const headerTimeout = 30 * time.Second
 
+// pageTimeout bounds a page of a listing as a whole, so that a store that trickles its answer
+// cannot hold one of an agent's few listing slots.
+const pageTimeout = time.Minute
+
 // Keys are a store's credentials.
 type Keys struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
@@ -48,15 +54,16 @@ func KeysFrom(store string, spec *v1alpha1.ObjectStoreSpec, data map[string][]by
 		return Keys{}, fmt.Errorf("ObjectStore %s names no credentials and is not anonymous", store)
 	}
 	get := func(key string, required bool) (string, error) {
-		v, ok := data[key]
+		// Trimmed first: a value of only a newline would otherwise sign nothing.
+		v := strings.TrimSpace(string(data[key]))
 		switch {
 		case key == "" && !required:
 			return "", nil
-		case !ok || len(v) == 0:
-			return "", fmt.Errorf("ObjectStore %s: the Secret %s has no key %q; add it (kubectl create secret generic %s --from-literal=%s=...)",
+		case v == "":
+			return "", fmt.Errorf("ObjectStore %s: the Secret %s has no key %q, or only white space in it; add it (kubectl create secret generic %s --from-literal=%s=...)",
 				store, c.SecretName, key, c.SecretName, key)
 		}
-		return strings.TrimSpace(string(v)), nil
+		return v, nil
 	}
 	var k Keys
 	var err error
@@ -106,7 +113,7 @@ func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.P
 	c, err := minio.New(u.Host, &minio.Options{
 		Creds:        creds,
 		Secure:       u.Scheme == "https",
-		Transport:    policy.Transport(headerTimeout, tlsConfig),
+		Transport:    boundedListings{policy.Transport(headerTimeout, tlsConfig)},
 		Region:       spec.Region, // given, so no request asks the bucket's location first
 		BucketLookup: lookup,
 		// A store that refuses or cannot be reached is reported, not retried for minutes; the
@@ -117,6 +124,46 @@ func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.P
 		return nil, fmt.Errorf("ObjectStore %s: %w", name, err)
 	}
 	return &Store{name: name, bucket: spec.Bucket, endpoint: spec.Endpoint, keys: keys, c: c}, nil
+}
+
+// maxListingBytes bounds the body of one listing answer. A page holds at most 1,000 keys of at
+// most 1,024 bytes, a few MiB of XML with their sizes, dates and ETags; minio-go decodes the
+// answer as it reads it, so without a bound one store's endless answer would fill the agent.
+const maxListingBytes = 16 << 20
+
+var errListingTooLarge = fmt.Errorf("the store's answer to a listing passed %d MiB, more than a page of 1,000 keys can take: the endpoint is not an S3 service, or it is broken", maxListingBytes>>20)
+
+// boundedListings bounds the body of every listing answer (a GET with S3's list-type query) by
+// maxListingBytes.
+type boundedListings struct{ http.RoundTripper }
+
+func (t boundedListings) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.RoundTripper.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || !req.URL.Query().Has("list-type") {
+		return resp, err
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxListingBytes}
+	return resp, nil
+}
+
+// cappedBody fails with errListingTooLarge once more than left bytes have been read.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errListingTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n, errListingTooLarge
+	}
+	return n, err
 }
 
 // Object is one object of a listing.
@@ -131,24 +178,30 @@ type Object struct {
 // key: a HEAD of the bucket would be cheaper, but its answer has no body, so every refusal of
 // the keys would read as a bare 403 or 404.
 func (s *Store) Check(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	// The first answer is enough: an object, or the error that ends the listing.
-	if o, ok := <-s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{MaxKeys: 1}); ok && o.Err != nil {
+	next, stop := iter.Pull(s.c.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{MaxKeys: 1}))
+	defer stop()
+	if o, ok := next(); ok && o.Err != nil {
 		return s.explain(o.Err, "")
 	}
 	return nil
 }
 
 // List calls fn with each object under prefix, in key order, at most max of them (an error past
-// it, so that a run never plans an unbounded list).
+// it, so that a run never plans an unbounded list). A key that ends in "/" is skipped: it is the
+// empty "folder" object S3 consoles create, which names no file a run could read or write.
+//
+// The listings here use minio-go's iterator, which lists as the loop asks and stops with it: its
+// ListObjects channel keeps a goroutine, and the page it holds, for good when the reader stops
+// early and the channel's one slot is full.
 func (s *Store) List(ctx context.Context, prefix string, max int, fn func(Object) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops minio-go's listing goroutine when fn or the bound ends the walk
 	n := 0
-	for o := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+	for o := range s.c.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 		if o.Err != nil {
 			return s.explain(o.Err, prefix)
+		}
+		if strings.HasSuffix(o.Key, "/") {
+			continue
 		}
 		if n++; n > max {
 			return fmt.Errorf("ObjectStore %s: more than %d objects under %q in bucket %s: name a narrower prefix", s.name, max, prefix, s.bucket)
@@ -175,11 +228,11 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter, after string, l
 	if delimiter != "" && delimiter != "/" {
 		return Page{}, fmt.Errorf("ObjectStore %s: a listing groups names at \"/\" or not at all, not at %q", s.name, delimiter)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops minio-go's listing goroutine once the page is full
+	ctx, cancel := context.WithTimeout(ctx, pageTimeout)
+	defer cancel()
 	var p Page
 	opts := minio.ListObjectsOptions{Prefix: prefix, Recursive: delimiter == "", StartAfter: after}
-	for o := range s.c.ListObjects(ctx, s.bucket, opts) {
+	for o := range s.c.ListObjectsIter(ctx, s.bucket, opts) {
 		switch {
 		case o.Err != nil:
 			return Page{}, s.explain(o.Err, prefix)
@@ -273,7 +326,7 @@ func (s *Store) explain(err error, key string) error {
 	case "NoSuchKey":
 		msg, kind = "it does not exist", ErrNotFound
 	case "":
-		if errors.Is(err, egress.ErrRefused) {
+		if errors.Is(err, egress.ErrRefused) || errors.Is(err, errListingTooLarge) {
 			msg = err.Error()
 		} else {
 			msg = fmt.Sprintf("the endpoint cannot be reached: %v", err)

@@ -13,6 +13,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -283,6 +284,10 @@ func TestKeysFrom(t *testing.T) {
 	if err != nil || k != (Keys{AccessKeyID: "AKIA", SecretAccessKey: "s3cr3t"}) {
 		t.Errorf("KeysFrom = %+v, %v; want the two keys, trimmed", k, err)
 	}
+	data["raw.secretAccessKey"] = []byte(" \n")
+	if _, err = KeysFrom("raw", sp, data); err == nil || !strings.Contains(err.Error(), `no key "raw.secretAccessKey", or only white space in it`) {
+		t.Errorf("a key of only white space: %v; want it refused, not used as an empty key that signs nothing", err)
+	}
 	delete(data, "raw.secretAccessKey")
 	_, err = KeysFrom("raw", sp, data)
 	if err == nil || !strings.Contains(err.Error(), `the Secret mlkube-object-stores has no key "raw.secretAccessKey"`) {
@@ -291,5 +296,81 @@ func TestKeysFrom(t *testing.T) {
 	sp.Anonymous, sp.Credentials = true, nil
 	if k, err := KeysFrom("raw", sp, nil); err != nil || k != (Keys{}) {
 		t.Errorf("anonymous: %+v, %v; want no keys", k, err)
+	}
+}
+
+// Listings stopped early leave nothing running: a page cut at its limit, a run's walk ended by
+// its callback and a store check each return with no goroutine of minio-go's left behind (its
+// ListObjects channel would keep one, and its page, per listing). The S3 consoles' empty
+// "folder" objects are not objects of a run.
+func TestListingsStoppedEarlyLeaveNothingRunning(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "raw")
+	s := open(t, spec(srv.Endpoint, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	ctx := context.Background()
+	for _, key := range []string{"a/1", "a/2", "a/3", "a/sub/4"} {
+		if err := s.Put(ctx, key, bytes.NewReader([]byte(key)), int64(len(key))); err != nil {
+			t.Fatalf("Put %s: %v", key, err)
+		}
+	}
+	// The folder as a console makes it: an empty object whose key ends in "/". It goes up on a
+	// client of its own: versitygw answers the next request on the connection of an empty PUT
+	// with a 400, which is the server's matter, not this test's.
+	folder := open(t, spec(srv.Endpoint, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	if _, err := folder.c.PutObject(ctx, "raw", "a/sub/", bytes.NewReader(nil), 0, minio.PutObjectOptions{}); err != nil {
+		t.Fatalf("Put a/sub/: %v", err)
+	}
+	stop := errors.New("enough")
+	listings := func() {
+		if _, err := s.ListPage(ctx, "a/", "", "", 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.List(ctx, "a/", 10, func(Object) error { return stop }); !errors.Is(err, stop) {
+			t.Fatalf("List: %v; want the callback's error", err)
+		}
+		if err := s.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listings() // the transport's connection and its goroutines are made here, once
+	before := runtime.NumGoroutine()
+	for range 50 {
+		listings()
+	}
+	// A leak is one goroutine per listing, 150 here; a connection more or less is 2.
+	if after := runtime.NumGoroutine(); after > before+10 {
+		t.Errorf("%d goroutines after 150 listings stopped early, %d before", after, before)
+	}
+	var listed []string
+	if err := s.List(ctx, "a/", 10, func(o Object) error { listed = append(listed, o.Key); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(listed) != "[a/1 a/2 a/3 a/sub/4]" {
+		t.Errorf("listed %v; want every object but the folder a/sub/", listed)
+	}
+}
+
+// An endpoint whose listing answer does not end is cut at maxListingBytes with an error that
+// says so, instead of filling the agent.
+func TestListingAnswerIsBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !r.URL.Query().Has("list-type") {
+			http.Error(w, "not a listing", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>raw</Name><IsTruncated>false</IsTruncated>`)
+		entry := []byte(`<Contents><Key>k</Key><Size>1</Size></Contents>`)
+		for r.Context().Err() == nil {
+			if _, err := w.Write(entry); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := open(t, spec(srv.URL, "raw"), Keys{AccessKeyID: "AKIA", SecretAccessKey: "s3cr3t"}, loopback)
+	_, err := s.ListPage(context.Background(), "", "", "", 10)
+	if err == nil || !strings.Contains(err.Error(), "passed 16 MiB") || !strings.Contains(err.Error(), "ObjectStore raw") {
+		t.Errorf("an endless listing: %v; want it cut, naming the store and the bound", err)
 	}
 }
