@@ -15,6 +15,7 @@ func TestObjectTimeoutRoundTrips(t *testing.T) {
 	}{
 		{time.Millisecond, "1"},
 		{1500 * time.Microsecond, "2"}, // rounded up: the transformer must not give up first
+		{1001 * time.Microsecond, "2"}, // up, not to the nearest
 		{time.Nanosecond, "1"},
 		{0, "1"},
 		{-time.Second, "1"},

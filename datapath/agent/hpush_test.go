@@ -134,11 +134,52 @@ func TestStoredObjectClosedOnceSent(t *testing.T) {
 // accept it.
 func TestPipelineLongerThanAnHourIsServed(t *testing.T) {
 	e := newEnv(t)
+	var firstDeadline time.Time
+	e.addTransform("first", etlv1alpha1.CommHPush, "", func(ctx context.Context, in io.Reader, _, _ string) (io.Reader, error) {
+		firstDeadline, _ = ctx.Deadline()
+		return in, nil
+	})
+	e.addTransform("second", etlv1alpha1.CommHPush, "", echo)
 	for _, name := range []string{"first", "second"} {
-		e.addTransform(name, etlv1alpha1.CommHPush, "", echo)
 		e.setTimeout(name, etlv1alpha1.MaxObjectTimeout)
 	}
+	before := time.Now()
 	if a := e.put("first>>second", "obj", wire.Query{}, []byte("x")); a.status != http.StatusOK || string(a.body) != "x" {
 		t.Errorf("a pipeline of two hours: %d %s", a.status, a.body)
+	}
+	// The first stage is told the time of the whole pipeline, the sum of its stages' timeouts
+	// (less what the request took to reach it), not one stage's hour.
+	if want := before.Add(2*etlv1alpha1.MaxObjectTimeout - time.Minute); firstDeadline.Before(want) {
+		t.Errorf("the first stage's deadline is %v after the request; want about %v", firstDeadline.Sub(before), 2*etlv1alpha1.MaxObjectTimeout)
+	}
+}
+
+// pastDeadline is a context whose deadline has passed while its timer has not yet ended it.
+type pastDeadline struct{ context.Context }
+
+func (pastDeadline) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// TestTimedOutBeforeTheTimerFires: an answer that arrives after the object's deadline is the
+// object timing out, even when the agent's own timer has not yet ended its context.
+func TestTimedOutBeforeTheTimerFires(t *testing.T) {
+	future, cancelFuture := context.WithTimeout(context.Background(), time.Hour)
+	defer cancelFuture()
+	expired, cancelExpired := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelExpired()
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, tc := range map[string]struct {
+		ctx  context.Context
+		want bool
+	}{
+		"deadline passed, timer not fired": {pastDeadline{context.Background()}, true},
+		"deadline passed, timer fired":     {expired, true},
+		"deadline ahead":                   {future, false},
+		"no deadline":                      {context.Background(), false},
+		"canceled, no deadline":            {canceled, false},
+	} {
+		if got := timedOut(tc.ctx); got != tc.want {
+			t.Errorf("%s: timedOut = %v, want %v", name, got, tc.want)
+		}
 	}
 }

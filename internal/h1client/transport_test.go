@@ -217,17 +217,24 @@ func TestRequestSentIntoAClosedConnectionGoesAgain(t *testing.T) {
 // TestEndedContextSendsNothing: a request whose context already ended
 // fails with its cause before it takes a connection.
 func TestEndedContextSendsNothing(t *testing.T) {
-	e := newEcho(t, nil)
+	var requests atomic.Int64
+	e := newEcho(t, func(w http.ResponseWriter, _ *http.Request) { requests.Add(1) })
 	tr, _ := newTransport()
+	c := &http.Client{Transport: tr}
+	// A first request leaves a kept connection, which an ended request must not take either.
+	do(t, c, http.MethodGet, e.srv.URL, nil)
 	cause := errors.New("client went away")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL, nil)
-	if err := doErr(&http.Client{Transport: tr}, req); !errors.Is(err, cause) {
+	if err := doErr(c, req); !errors.Is(err, cause) {
 		t.Errorf("request after its context ended: %v, want the cause", err)
 	}
-	if n := e.conns.Load(); n != 0 {
-		t.Errorf("%d connections, want none", n)
+	if n := requests.Load(); n != 1 {
+		t.Errorf("the server saw %d requests, want only the first", n)
+	}
+	if n := e.conns.Load(); n != 1 {
+		t.Errorf("%d connections, want only the first's", n)
 	}
 }
 
@@ -487,18 +494,23 @@ func TestHostWithoutAPortDialsPort80(t *testing.T) {
 	}
 }
 
-// failingBody fails with err after its first bytes.
+// failingBody fails with err after its first bytes, and with another error
+// if it is read again: the first failure is the one to report.
 type failingBody struct {
-	err  error
-	sent bool
+	err          error
+	sent, failed bool
 }
 
 func (b *failingBody) Read(p []byte) (int, error) {
-	if !b.sent {
+	switch {
+	case !b.sent:
 		b.sent = true
 		return copy(p, "half"), nil
+	case !b.failed:
+		b.failed = true
+		return 0, b.err
 	}
-	return 0, b.err
+	return 0, errors.New("read again after failing")
 }
 
 // TestBodyErrorIsReturnedAsItself: a body that fails while its context is

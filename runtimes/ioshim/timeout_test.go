@@ -41,7 +41,9 @@ func stalledObjectIsGivenUp(t *testing.T, s *transformertest.Server) {
 }
 
 func TestPerObjectCommandThatStopsReadingIsKilledAtTheObjectTimeout(t *testing.T) {
-	stalledObjectIsGivenUp(t, serve(t, 1, "sh", "-c", `if [ "$`+EnvArgs+`" = stall ]; then exec sleep 1000; fi; exec cat`))
+	// sleep runs as a child of the shell, not in its place: killing the shell alone would leave
+	// it holding the command's output open, and the object would never end.
+	stalledObjectIsGivenUp(t, serve(t, 1, "sh", "-c", `if [ "$`+EnvArgs+`" = stall ]; then sleep 1000; exit 0; fi; exec cat`))
 }
 
 func TestPersistentCommandThatStopsReadingIsKilledAtTheObjectTimeout(t *testing.T) {

@@ -63,3 +63,27 @@ func TestFetchClientIgnoresProxies(t *testing.T) {
 		t.Error("the fetch client follows redirects")
 	}
 }
+
+// checkSrc accepts the caller's in-flight URL however its address is written (no port, as the
+// agent's Service port 80 would be; IPv4-mapped) and refuses ids of another length or alphabet.
+func TestCheckSrcForms(t *testing.T) {
+	id := "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:inflightIDLen-6] + "234567"
+	for src, ok := range map[string]bool{
+		"http://10.0.0.5" + "/v1/inflight/" + id:             true,
+		"http://10.0.0.5:8080/v1/inflight/" + id:             true,
+		"http://[::ffff:10.0.0.5]:8080/v1/inflight/" + id:    true,
+		"http://10.0.0.5:8080/v1/inflight/" + id + "A":       false,
+		"http://10.0.0.5:8080/v1/inflight/" + id[1:] + "0":   false, // 0, 1, 8 and 9 are not base32
+		"http://10.0.0.5:8080/v1/inflight/" + id[1:] + "8":   false,
+		"http://10.0.0.6:8080/v1/inflight/" + id:             false,
+		"http://[::ffff:10.0.0.6]:8080/v1/inflight/" + id:    false,
+		"http://10.0.0.5:8080/v1/inflight/" + id[:len(id)-1]: false,
+		"http://10.0.0.5:8080/v1/inflight/" + id[1:] + "a":   false,
+		"http://10.0.0.5:8080/v1/inflight/" + id[1:] + "=":   false,
+		"http://10.0.0.5:8080/v1/inflight/" + id[1:] + "Z":   true,
+	} {
+		if err := checkSrc("10.0.0.5:41234", src); (err == nil) != ok {
+			t.Errorf("checkSrc(%q) = %v; want accepted %v", src, err, ok)
+		}
+	}
+}
