@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,16 +101,29 @@ func TestStatCPU(t *testing.T) {
 	if d, err := statCPU(line); err != nil || d != 3*time.Second {
 		t.Errorf("statCPU = %v, %v; want 3s (300 ticks at %d Hz)", d, err, userHZ)
 	}
-	for _, bad := range []string{"4242 kube-apiserver S 1", "4242 (x) S 1 2 3", "4242 (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 2x0 50 0"} {
+	for _, bad := range []string{
+		"4242 kube-apiserver S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0", // no parentheses
+		"4242 (x) S 1 2 3", // too few fields
+		"4242 (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 2x0 50 0",
+	} {
 		if _, err := statCPU([]byte(bad)); err == nil {
 			t.Errorf("statCPU(%q) gave no error", bad)
 		}
 	}
+	// Some CPU first, so that /proc's 10 ms ticks have counted some: hashing until getrusage
+	// says 50 ms went by.
+	sum := sha256.New()
+	for selfCPU() < 50*time.Millisecond {
+		sum.Write(make([]byte, 1<<16))
+	}
+	before := selfCPU()
 	own, err := procCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if own <= 0 || own > selfCPU()+time.Second/userHZ {
-		t.Errorf("this process's /proc CPU time %v; getrusage says %v", own, selfCPU())
+	after := selfCPU()
+	// /proc cuts user and system time each to whole ticks: up to two ticks below getrusage.
+	if tick := time.Second / userHZ; own < before-2*tick || own > after+tick {
+		t.Errorf("this process's /proc CPU time %v; getrusage says %v to %v", own, before, after)
 	}
 }
