@@ -214,6 +214,89 @@ func TestRequestSentIntoAClosedConnectionGoesAgain(t *testing.T) {
 	}
 }
 
+// TestGETGoesAgainOnlyOnceAndOnlyBeforeAnyAnswerOnAKeptConnection: the retry
+// is for a kept connection the server closed while it sat idle. A new
+// connection that fails, an answer cut after its first bytes, and a second
+// broken kept connection are each the request's failure, not sent again.
+func TestGETGoesAgainOnlyOnceAndOnlyBeforeAnyAnswerOnAKeptConnection(t *testing.T) {
+	const (
+		answer = iota
+		closeUnanswered
+		closeMidAnswer
+	)
+	var calls atomic.Int64
+	var mode atomic.Int32
+	e := newEcho(t, func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		m := mode.Load()
+		if m == answer {
+			io.WriteString(w, "ok")
+			return
+		}
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if m == closeMidAnswer {
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Le")
+			buf.Flush()
+		}
+		conn.Close()
+	})
+	get := func(c *http.Client) error {
+		req, _ := http.NewRequest(http.MethodGet, e.srv.URL, nil)
+		return doErr(c, req)
+	}
+
+	// A new connection closed with no answer: not sent again.
+	tr, _ := newTransport()
+	c := &http.Client{Transport: tr}
+	mode.Store(closeUnanswered)
+	if err := get(c); err == nil || calls.Load() != 1 {
+		t.Errorf("GET on a new connection closed unanswered: %v after %d requests; want its failure after 1", err, calls.Load())
+	}
+
+	// A kept connection cut after the first bytes of the answer: not sent again.
+	calls.Store(0)
+	mode.Store(answer)
+	do(t, c, http.MethodGet, e.srv.URL, nil) // read to its end: the connection is kept
+	mode.Store(closeMidAnswer)
+	if err := get(c); err == nil || calls.Load() != 2 {
+		t.Errorf("GET whose answer was cut: %v after %d requests; want its failure after 2", err, calls.Load())
+	}
+
+	// Two kept connections, both broken: the GET goes again once, on the
+	// second, and fails there instead of dialling a third.
+	tr, _ = newTransport()
+	c = &http.Client{Transport: tr}
+	mode.Store(answer)
+	bodies := []io.ReadCloser{open(t, c, e.srv.URL), open(t, c, e.srv.URL)} // two at once: two connections
+	for _, b := range bodies {
+		io.Copy(io.Discard, b)
+		b.Close()
+	}
+	tr.mu.Lock()
+	idle := 0
+	for _, cs := range tr.idle {
+		for _, cn := range cs {
+			cn.nc = &closedOnWrite{Conn: cn.nc}
+			idle++
+		}
+	}
+	tr.mu.Unlock()
+	if idle != 2 {
+		t.Fatalf("%d idle connections, want 2", idle)
+	}
+	conns := e.conns.Load()
+	if err := get(c); err == nil {
+		t.Error("a GET that met two broken kept connections succeeded; want it to fail after going again once")
+	}
+	if n := e.conns.Load(); n != conns {
+		t.Errorf("the GET dialled %d new connections, want none", n-conns)
+	}
+}
+
 // TestEndedContextSendsNothing: a request whose context already ended
 // fails with its cause before it takes a connection.
 func TestEndedContextSendsNothing(t *testing.T) {
