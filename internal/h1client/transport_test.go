@@ -18,8 +18,8 @@ import (
 // echo answers a request with its body and counts the connections it
 // accepted.
 type echo struct {
-	conns atomic.Int64
-	srv   *httptest.Server
+	conns, closed atomic.Int64
+	srv           *httptest.Server
 }
 
 func newEcho(t testing.TB, h http.HandlerFunc) *echo {
@@ -37,8 +37,11 @@ func newEcho(t testing.TB, h http.HandlerFunc) *echo {
 	}
 	e.srv = httptest.NewUnstartedServer(h)
 	e.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
+		switch s {
+		case http.StateNew:
 			e.conns.Add(1)
+		case http.StateClosed:
+			e.closed.Add(1)
 		}
 	}
 	e.srv.Start()
@@ -507,8 +510,14 @@ func TestIdleConnectionsBounded(t *testing.T) {
 	// Four answers open at once take four connections; read to their
 	// ends, they come back to the pool one after the other.
 	bodies := make([]io.ReadCloser, 4)
+	conns := make([]*conn, 4)
 	for i := range bodies {
 		bodies[i] = open(t, c, e.srv.URL)
+		b, ok := bodies[i].(*body)
+		if !ok {
+			t.Fatalf("answer body is a %T, want the pool's *body", bodies[i])
+		}
+		conns[i] = b.c
 	}
 	for _, b := range bodies {
 		io.Copy(io.Discard, b)
@@ -516,6 +525,22 @@ func TestIdleConnectionsBounded(t *testing.T) {
 	}
 	if n := idle(tr); n != 2 {
 		t.Errorf("%d idle connections, want MaxIdlePerHost 2", n)
+	}
+	// The two that came back last are kept; the oldest went.
+	tr.mu.Lock()
+	for _, cs := range tr.idle {
+		for _, cn := range cs {
+			if cn != conns[2] && cn != conns[3] {
+				t.Errorf("an idle connection that came back early was kept over the last two")
+			}
+		}
+	}
+	tr.mu.Unlock()
+	tr.mu.Lock()
+	early := tr.sweepLocked(time.Now())
+	tr.mu.Unlock()
+	if len(early) != 0 || idle(tr) != 2 {
+		t.Errorf("a sweep before IdleTimeout took %d, left %d idle; want 0, 2", len(early), idle(tr))
 	}
 	tr.mu.Lock()
 	stale := tr.sweepLocked(time.Now().Add(tr.idleTimeout() + time.Second))
@@ -542,15 +567,51 @@ func TestIdleConnectionsSweptWithoutTraffic(t *testing.T) {
 	e := newEcho(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 	tr, _ := newTransport()
 	tr.IdleTimeout = time.Millisecond
-	do(t, &http.Client{Transport: tr}, http.MethodGet, e.srv.URL, nil)
-	// Polled, not timed: the test fails only if the sweep never comes.
+	c := &http.Client{Transport: tr}
+	// Twice: the timer comes again for connections kept after a sweep.
+	for round := range 2 {
+		do(t, c, http.MethodGet, e.srv.URL, nil)
+		// Polled, not timed: the test fails only if the sweep never comes.
+		swept := false
+		for range 10000 {
+			if swept = idle(tr) == 0; swept {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if !swept {
+			t.Fatalf("round %d: %d connections still idle long after IdleTimeout", round, idle(tr))
+		}
+	}
+	// A connection that is not yet stale when the timer comes is swept by
+	// the timer's next round, with no traffic in between: A comes back,
+	// then B half an IdleTimeout later, so the first sweep finds only A
+	// stale (on a machine slow enough to miss that, the test proves less,
+	// never fails wrongly).
+	tr.IdleTimeout = 100 * time.Millisecond
+	a, b := open(t, c, e.srv.URL), open(t, c, e.srv.URL)
+	io.Copy(io.Discard, a)
+	a.Close()
+	time.Sleep(tr.IdleTimeout / 2)
+	io.Copy(io.Discard, b)
+	b.Close()
 	for range 10000 {
 		if idle(tr) == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := idle(tr); n != 0 {
+		t.Fatalf("%d connections still idle long after IdleTimeout: the timer did not come again", n)
+	}
+	// Swept is closed: the server sees every connection end.
+	for range 10000 {
+		if e.closed.Load() == 4 {
 			return
 		}
 		time.Sleep(time.Millisecond)
 	}
-	t.Errorf("%d connections still idle long after IdleTimeout", idle(tr))
+	t.Errorf("the server saw %d of the 4 swept connections closed", e.closed.Load())
 }
 
 // TestHostWithoutAPortDialsPort80: a URL that names no port is dialled on
