@@ -1,10 +1,13 @@
 package ioshim
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
@@ -48,4 +51,26 @@ func TestPerObjectCommandThatStopsReadingIsKilledAtTheObjectTimeout(t *testing.T
 
 func TestPersistentCommandThatStopsReadingIsKilledAtTheObjectTimeout(t *testing.T) {
 	stalledObjectIsGivenUp(t, servePersistent(t, 1))
+}
+
+// An object that waits for a slot until its time is up fails with its context's cause (the
+// agent's object timeout, as the SDK words it), not a bare "context deadline exceeded".
+func TestObjectWaitingForASlotFailsWithTheCause(t *testing.T) {
+	r, err := NewRunner([]string{"sh", "-c", "sleep 1000; exit 0"}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holding, stop := context.WithCancel(t.Context())
+	defer stop()
+	out, err := r.Transform(holding, strings.NewReader(""), "first", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.(io.Closer).Close()
+	cause := errors.New("the agent's object timeout of 20ms passed")
+	ctx, cancel := context.WithTimeoutCause(t.Context(), 20*time.Millisecond, cause)
+	defer cancel()
+	if _, err := r.Transform(ctx, strings.NewReader("x"), "second", ""); !errors.Is(err, cause) {
+		t.Errorf("an object that waited for the one slot past its time: %v, want its cause", err)
+	}
 }
