@@ -31,15 +31,23 @@ func procCPU(pid int) (time.Duration, error) {
 	return d, nil
 }
 
+// parseStat splits a /proc/<pid>/stat line into the command name and the fields after it, the
+// process state first. The name, in parentheses, may hold spaces and parentheses itself; the
+// fields after the last ")" are fixed.
+func parseStat(stat []byte) (name string, fields []string, err error) {
+	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || end < open {
+		return "", nil, fmt.Errorf("no command name")
+	}
+	return string(stat[open+1 : end]), strings.Fields(string(stat[end+1:])), nil
+}
+
 // statCPU is the user and system time of a /proc/<pid>/stat line.
 func statCPU(stat []byte) (time.Duration, error) {
-	// The command name in parentheses may hold spaces and parentheses; the fields after the
-	// last ")" are fixed.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("no command name")
+	_, fields, err := parseStat(stat)
+	if err != nil {
+		return 0, err
 	}
-	fields := strings.Fields(string(stat[i+1:]))
 	if len(fields) < 13 {
 		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(fields))
 	}
@@ -76,12 +84,8 @@ func childPID(b *testing.B, name string) int {
 		if err != nil {
 			continue // the process ended since the glob
 		}
-		open, end := bytes.IndexByte(raw, '('), bytes.LastIndexByte(raw, ')')
-		if open < 0 || end < open || string(raw[open+1:end]) != name {
-			continue
-		}
-		fields := strings.Fields(string(raw[end+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(self) {
+		command, fields, err := parseStat(raw)
+		if err != nil || command != name || len(fields) < 2 || fields[1] != strconv.Itoa(self) {
 			continue
 		}
 		if found != 0 {

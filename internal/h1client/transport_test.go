@@ -189,25 +189,15 @@ func TestRequestSentIntoAClosedConnectionGoesAgain(t *testing.T) {
 	e := newEcho(t, nil)
 	tr, _ := newTransport()
 	c := &http.Client{Transport: tr}
-	breakIdle := func() {
-		// The idle connection's check passes, then the server's end is gone.
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		for _, cs := range tr.idle {
-			for _, cn := range cs {
-				cn.nc = &closedOnWrite{Conn: cn.nc}
-			}
-		}
-	}
 	do(t, c, http.MethodPut, e.srv.URL+"/o", []byte("first"))
-	breakIdle()
+	breakIdle(tr)
 	if a := do(t, c, http.MethodGet, e.srv.URL+"/o", nil); a.status != 200 || a.header.Get("X-Method") != "GET" {
 		t.Errorf("GET after the connection broke: %d %q", a.status, a.header)
 	}
 	if n := e.conns.Load(); n != 2 {
 		t.Errorf("%d connections, want 2", n)
 	}
-	breakIdle()
+	breakIdle(tr)
 	req, _ := http.NewRequest(http.MethodPut, e.srv.URL+"/o", strings.NewReader("second"))
 	if err := doErr(c, req); err == nil {
 		t.Error("a PUT on a connection that broke was sent again")
@@ -279,16 +269,7 @@ func TestGETGoesAgainOnlyOnceAndOnlyBeforeAnyAnswerOnAKeptConnection(t *testing.
 		io.Copy(io.Discard, b)
 		b.Close()
 	}
-	tr.mu.Lock()
-	idle := 0
-	for _, cs := range tr.idle {
-		for _, cn := range cs {
-			cn.nc = &closedOnWrite{Conn: cn.nc}
-			idle++
-		}
-	}
-	tr.mu.Unlock()
-	if idle != 2 {
+	if idle := breakIdle(tr); idle != 2 {
 		t.Fatalf("%d idle connections, want 2", idle)
 	}
 	conns := e.conns.Load()
@@ -369,6 +350,21 @@ func TestBodyStalledPastItsContextFailsWithTheCause(t *testing.T) {
 
 // closedOnWrite is a connection whose peer went away: it drops what is
 // written and reads end of file.
+// breakIdle makes every idle connection of tr one whose check passes but
+// whose server end is gone, and returns how many there were.
+func breakIdle(tr *Transport) int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	n := 0
+	for _, cs := range tr.idle {
+		for _, cn := range cs {
+			cn.nc = &closedOnWrite{Conn: cn.nc}
+			n++
+		}
+	}
+	return n
+}
+
 type closedOnWrite struct{ net.Conn }
 
 func (c *closedOnWrite) Write(b []byte) (int, error) { c.Close(); return len(b), nil }
