@@ -139,7 +139,8 @@ type boundedListings struct{ http.RoundTripper }
 
 func (t boundedListings) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.RoundTripper.RoundTrip(req)
-	if err != nil || req.Method != http.MethodGet || !req.URL.Query().Has("list-type") {
+	// A substring test: parsing the query would cost a map on every object's GET.
+	if err != nil || req.Method != http.MethodGet || !strings.Contains(req.URL.RawQuery, "list-type=") {
 		return resp, err
 	}
 	resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxListingBytes}
