@@ -1,0 +1,47 @@
+package wire
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// The store origins of an hpull transformer (docs/design/object-stores.md, "Transformers reading
+// the store themselves"): a Transform of communication hpull and argument url may be handed, as
+// ?src=, a presigned GET of an object of an ObjectStore of its namespace instead of the agent's
+// in-flight URL. The transformer fetches such a src only from the origins the manager lists in
+// its token Secret, so that whoever holds the Transform's token cannot point it anywhere else.
+const (
+	// TransformerStoresKey is the key of the token Secret, and its file in TransformerTokenDir,
+	// listing the origins of the ObjectStores of the Transform's namespace, one per line as
+	// StoreOrigin writes them, sorted. The manager rewrites it as stores come and go.
+	TransformerStoresKey = "stores"
+	// MaxStoreOrigins bounds the lines of the file a transformer reads.
+	MaxStoreOrigins = 1024
+)
+
+// StoreOrigin is the origin that requests to bucket of the S3 endpoint go to, "scheme://host:port"
+// (host lower-case, port explicit): with virtualHost the bucket is part of the host name.
+func StoreOrigin(endpoint, bucket string, virtualHost bool) (string, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("endpoint %q is not an http(s) URL of a host", endpoint)
+	}
+	if virtualHost {
+		u.Host = bucket + "." + u.Host
+	}
+	return URLOrigin(u), nil
+}
+
+// URLOrigin is u's origin in StoreOrigin's form; the port is the scheme's when u names none.
+func URLOrigin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
