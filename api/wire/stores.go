@@ -45,3 +45,60 @@ func URLOrigin(u *url.URL) string {
 	}
 	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
+
+// presignedSecrets are the query parameters of a presigned S3 URL that must not reach a log, an
+// event or a status: the signature is the URL's capability; the credential names the key and
+// the security token is one.
+var presignedSecrets = []string{"x-amz-signature", "x-amz-credential", "x-amz-security-token"}
+
+// RedactPresigned replaces, in a message that may quote presigned URLs, the value of each of
+// their secret query parameters by "REDACTED", whether the URL is quoted as it is or
+// query-escaped inside another URL.
+func RedactPresigned(msg string) string {
+	lower := strings.ToLower(msg)
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(lower); i++ {
+		end := secretValueAt(lower, i)
+		if end < 0 {
+			continue
+		}
+		b.WriteString(msg[last:i])
+		b.WriteString("REDACTED")
+		last, i = end, end-1
+	}
+	if last == 0 {
+		return msg
+	}
+	b.WriteString(msg[last:])
+	return b.String()
+}
+
+// secretValueAt returns, when lower[i:] starts a secret parameter's value (just after its
+// "name=" or escaped "name%3d"), where the value ends; -1 otherwise.
+func secretValueAt(lower string, i int) int {
+	var eq int
+	switch {
+	case i >= 1 && lower[i-1] == '=':
+		eq = i - 1
+	case i >= 3 && lower[i-3:i] == "%3d":
+		eq = i - 3
+	default:
+		return -1
+	}
+	named := false
+	for _, p := range presignedSecrets {
+		if strings.HasSuffix(lower[:eq], p) {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return -1
+	}
+	end := i
+	for end < len(lower) && !strings.ContainsRune("&\"' \t\n<>)", rune(lower[end])) && !strings.HasPrefix(lower[end:], "%26") {
+		end++
+	}
+	return end
+}

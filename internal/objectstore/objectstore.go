@@ -84,6 +84,9 @@ type Store struct {
 	name, bucket, endpoint string
 	keys                   Keys
 	c                      *minio.Client
+	// presigns: a URL this client signs can be handed to a transformer, which trusts the
+	// system's CAs only; a store of a caBundle of its own is read by the agent.
+	presigns bool
 }
 
 // New returns a client of the ObjectStore name (defaulted spec, as the webhook stored it), signed
@@ -123,7 +126,7 @@ func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.P
 	if err != nil {
 		return nil, fmt.Errorf("ObjectStore %s: %w", name, err)
 	}
-	return &Store{name: name, bucket: spec.Bucket, endpoint: spec.Endpoint, keys: keys, c: c}, nil
+	return &Store{name: name, bucket: spec.Bucket, endpoint: spec.Endpoint, keys: keys, c: c, presigns: spec.CABundle == ""}, nil
 }
 
 // maxListingBytes bounds the body of one listing answer. A page holds at most 1,000 keys of at
@@ -285,6 +288,23 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 		return s.explain(err, key)
 	}
 	return nil
+}
+
+// Presign returns a GET of object key, query-signed with the store's keys (SigV4) and valid for
+// d, or "" when the store's URLs cannot be handed on (a caBundle of its own). It is computed
+// here: the region is given, so minio-go asks the store nothing.
+func (s *Store) Presign(ctx context.Context, key string, d time.Duration) (string, error) {
+	if !s.presigns {
+		return "", nil
+	}
+	// SigV4 counts validity in whole seconds, from 1 s to 7 days: rounded up, so that the URL
+	// lasts as long as its object's time.
+	d = min(max((d + time.Second - 1).Truncate(time.Second), time.Second), 7*24*time.Hour)
+	u, err := s.c.PresignedGetObject(ctx, s.bucket, key, d, nil)
+	if err != nil {
+		return "", s.explain(err, key)
+	}
+	return u.String(), nil
 }
 
 // Exists says whether object key exists.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -372,5 +374,74 @@ func TestListingAnswerIsBounded(t *testing.T) {
 	_, err := s.ListPage(context.Background(), "", "", "", 10)
 	if err == nil || !strings.Contains(err.Error(), "passed 16 MiB") || !strings.Contains(err.Error(), "ObjectStore raw") {
 		t.Errorf("an endless listing: %v; want it cut, naming the store and the bound", err)
+	}
+}
+
+// A presigned GET is made without asking the store anything, reads the object byte for byte
+// without keys for as long as it was signed, and reads nothing once the signature is changed; a
+// store of a CA bundle of its own presigns nothing, since a transformer would not trust it.
+func TestPresignedGetsReadWithoutKeys(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "raw")
+	keys := Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
+	s := open(t, spec(srv.Endpoint, "raw"), keys, loopback)
+	ctx := context.Background()
+	data := random(t, 300<<10)
+	if err := s.Put(ctx, "in/a b+c.bin", bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	// Presigning sends nothing: a store whose endpoint nobody listens on presigns all the same.
+	closed := open(t, spec("http://127.0.0.1:1", "raw"), keys, loopback)
+	if u, err := closed.Presign(ctx, "in/x", time.Minute); err != nil || !strings.HasPrefix(u, "http://127.0.0.1:1/raw/in/x?") {
+		t.Fatalf("presigning against a closed port: %q, %v; want a URL and no request", u, err)
+	}
+	// Rounded up to the whole seconds SigV4 counts in.
+	var q *url.URL
+	for d, want := range map[time.Duration]string{300 * time.Millisecond: "1", 1100 * time.Millisecond: "2", 30 * 24 * time.Hour: "604800"} {
+		u, err := s.Presign(ctx, "in/a b+c.bin", d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q, err = url.Parse(u); err != nil {
+			t.Fatal(err)
+		}
+		if got := q.Query().Get("X-Amz-Expires"); got != want {
+			t.Errorf("presigned for %v: X-Amz-Expires = %q, want %s", d, got, want)
+		}
+	}
+	if strings.Contains(q.String(), srv.SecretKey) {
+		t.Error("the presigned URL holds the secret key")
+	}
+	get := func(u string) (int, []byte) {
+		t.Helper()
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, b
+	}
+	u, err := s.Presign(ctx, "in/a b+c.bin", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, got := get(u); code != http.StatusOK || !bytes.Equal(got, data) {
+		t.Fatalf("GET of the presigned URL: %d, %d bytes; want 200 and the object's %d", code, len(got), len(data))
+	}
+	sig := q.Query().Get("X-Amz-Signature")
+	forged := strings.Replace(u, "X-Amz-Signature=", "X-Amz-Signature=0", 1)
+	if code, _ := get(forged); code != http.StatusForbidden {
+		t.Errorf("GET with a changed signature %s: %d, want 403", sig, code)
+	}
+	withCA := spec(srv.Endpoint, "raw")
+	tls := httptest.NewTLSServer(http.NotFoundHandler())
+	tls.Close()
+	withCA.CABundle = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tls.Certificate().Raw}))
+	if u, err := open(t, withCA, keys, loopback).Presign(ctx, "in/a b+c.bin", time.Minute); u != "" || err != nil {
+		t.Errorf("a store with a caBundle presigned %q, %v; want none", u, err)
 	}
 }
