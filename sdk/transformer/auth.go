@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"sync"
-	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
 )
@@ -39,40 +36,33 @@ func (t fixedToken) token() (string, error) {
 	return string(t), nil
 }
 
-// tokenFile is the token the controller mounts from the Transform's Secret. It is read again
-// whenever its modification time or size changes, so that a Secret replaced under a running pod
-// is honoured without a restart.
-type tokenFile struct {
-	path string
+// maxTokenBytes bounds the token file: far above any token, low enough that a wrong file mounted
+// there does not fill the memory.
+const maxTokenBytes = 64 << 10
 
-	mu       sync.Mutex
-	tok      string
-	err      error
-	modified time.Time
-	size     int64
-	read     bool
+// tokenFile is the token the controller mounts from the Transform's Secret. It is read again
+// whenever it changes, so that a Secret replaced under a running pod is honoured without a
+// restart.
+type tokenFile struct{ file *watchedFile[string] }
+
+func newTokenFile(path string) tokenFile {
+	return tokenFile{&watchedFile[string]{path: path, limit: maxTokenBytes, parse: parseToken}}
 }
 
-func (f *tokenFile) token() (string, error) {
-	fi, err := os.Stat(f.path)
+func parseToken(b []byte) (string, error) {
+	tok := string(bytes.TrimSpace(b))
+	if tok == "" {
+		return "", errors.New("the token is empty")
+	}
+	return tok, nil
+}
+
+func (f tokenFile) token() (string, error) {
+	tok, err := f.file.get()
 	if err != nil {
-		return "", fmt.Errorf("agent credential %s: %w", f.path, err)
+		return "", fmt.Errorf("agent credential: %w", err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.read && fi.ModTime().Equal(f.modified) && fi.Size() == f.size {
-		return f.tok, f.err
-	}
-	f.read, f.modified, f.size = true, fi.ModTime(), fi.Size()
-	b, err := os.ReadFile(f.path)
-	f.tok, f.err = string(bytes.TrimSpace(b)), err
-	if err == nil && f.tok == "" {
-		f.err = fmt.Errorf("agent credential %s is empty", f.path)
-	}
-	if f.err != nil {
-		f.err = fmt.Errorf("agent credential: %w", f.err)
-	}
-	return f.tok, f.err
+	return tok, nil
 }
 
 // newCredential picks the credential the options ask for.
@@ -83,7 +73,7 @@ func newCredential(o options) (credential, error) {
 	case o.tokenSet:
 		return fixedToken(o.token), nil
 	case o.tokenFile != "":
-		return &tokenFile{path: o.tokenFile}, nil
+		return newTokenFile(o.tokenFile), nil
 	}
 	return nil, errNoTokenSource
 }

@@ -25,9 +25,18 @@
 // A transformer answers only its node's agent: every request but GET /health
 // must carry the header wire.HeaderTransformerToken with the Transform's
 // token, which the controller mounts in the pod and names in the environment
-// variable wire.EnvTokenFile; hpull fetches ?src= only from the caller's own
-// in-flight URLs. New fails without a token source unless WithoutAuth is
-// given (docs/transforms.md, "Credential").
+// variable wire.EnvTokenFile. New fails without a token source unless
+// WithoutAuth is given (docs/transforms.md, "Credential").
+//
+// hpull fetches ?src= only from two kinds of URL: the caller's own in-flight
+// URLs (http://<caller IP>:<port>/v1/inflight/<id>, no query), and URLs, with
+// any path and query, on a store origin listed in the stores file
+// (wire.TransformerStoresKey next to the token file, or WithStoresFile): the
+// node agent hands presigned GETs of objects of the namespace's ObjectStores
+// that way. The stores file is read again when it changes; without it, or with
+// WithoutAuth, only in-flight URLs are fetched. A fetch uses no proxy, follows
+// no redirect and sends no credential; its errors have the secrets of a
+// presigned URL (X-Amz-Signature, X-Amz-Credential) redacted.
 //
 // To test a transformer, sdk/transformer/transformertest runs a Func in
 // process and moves objects through it by every mechanism, as the node agent

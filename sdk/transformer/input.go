@@ -1,6 +1,8 @@
 package transformer
 
 import (
+	"bytes"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -62,9 +64,20 @@ func rootRelative(root, fqn string) (string, error) {
 
 // fetch GETs an hpull object from src with the request's context, so that a
 // client going away also stops the download. src must be one of the caller's
-// in-flight URLs (checkSrc); the client follows no redirect and uses no proxy.
+// in-flight URLs or a URL on a store origin (checkSrc); the client follows no
+// redirect, uses no proxy and sends no credential of the agent's (a store is a
+// third party). The error goes to the agent and to the log: the secrets of a
+// presigned src, which net/http's errors quote, are redacted from it.
 func (h *Handler) fetch(r *http.Request, src string) (io.ReadCloser, error) {
-	if err := checkSrc(r.RemoteAddr, src); err != nil {
+	body, err := h.get(r, src)
+	if err != nil {
+		return nil, StatusError(statusOf(err), errors.New(wire.RedactPresigned(err.Error())))
+	}
+	return body, nil
+}
+
+func (h *Handler) get(r *http.Request, src string) (io.ReadCloser, error) {
+	if err := checkSrc(r.RemoteAddr, src, h.stores); err != nil {
 		return nil, badRequest(err)
 	}
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, src, nil)
@@ -79,50 +92,106 @@ func (h *Handler) fetch(r *http.Request, src string) (io.ReadCloser, error) {
 		return resp.Body, nil
 	}
 	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	return nil, StatusError(srcFailureStatus(resp.StatusCode), fmt.Errorf("fetch src: %s: %s", resp.Status, msg))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxSrcErrorBytes))
+	return nil, StatusError(srcFailureStatus(resp.StatusCode), fmt.Errorf("fetch src: %s: %s", resp.Status, srcErrorText(body)))
+}
+
+// maxSrcErrorBytes bounds what is read of a failed src's answer: enough for an S3 error, whose
+// code and message come first.
+const maxSrcErrorBytes = 4 << 10
+
+// srcErrorText is what the client is told of a failed src's answer: the code and message of an S3
+// error, or the start of any other answer (the node agent's are short text).
+func srcErrorText(body []byte) string {
+	if s := s3ErrorText(body); s != "" {
+		return s
+	}
+	return string(body[:min(len(body), 512)])
+}
+
+// s3ErrorText returns "Code: Message" of an S3 error answer, "" when body is not one. Only those
+// two are kept: S3 servers echo the request's signature and access key in other elements
+// (SignatureProvided, AWSAccessKeyId, StringToSign, CanonicalRequest), which must not reach the
+// agent. The body may be cut short: the elements are read as they come.
+func s3ErrorText(body []byte) string {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	var code, msg string
+	var path []string // of the open elements
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			break
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			path = append(path, tok.Name.Local)
+		case xml.EndElement:
+			path = path[:len(path)-1]
+		case xml.CharData:
+			if len(path) == 2 && path[0] == "Error" && path[1] == "Code" {
+				code = string(tok)
+			}
+			if len(path) == 2 && path[0] == "Error" && path[1] == "Message" {
+				msg = string(tok)
+			}
+		}
+	}
+	if code == "" {
+		return ""
+	}
+	return code + ": " + msg
 }
 
 // inflightIDLen is the length of an in-flight id: what crypto/rand.Text makes, 26 characters of
 // base32's upper-case alphabet.
 const inflightIDLen = 26
 
-// checkSrc allows an hpull src only when it is an in-flight URL of the caller itself,
-// http://<caller IP>:<port>/v1/inflight/<id>: the node agent serves each object it hands a
-// transformer there, once. Anything else would let whoever can send the request make the
-// transformer fetch any URL from inside the cluster. The path is judged after parsing, escaped,
-// so that neither "/v1/inflight/../x" nor an encoded slash passes for an id.
-func checkSrc(remoteAddr, src string) error {
+// checkSrc allows an hpull src only when it is an in-flight URL of the caller itself, or a URL on
+// the origin of one of the namespace's stores (stores, nil for none). Anything else would let
+// whoever can send the request make the transformer fetch any URL from inside the cluster. The
+// refusal gives both reasons: the operator reading it may have meant either.
+func checkSrc(remoteAddr, src string, stores *storesFile) error {
 	caller, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		caller = remoteAddr
 	}
-	refuse := func(why string) error {
-		return fmt.Errorf("src %q is not an in-flight URL of the caller %s (%s): hpull transformers fetch only http://%s:<port>%s<id>",
-			src, caller, why, caller, wire.PathInflight)
+	notInflight, notStore := "it does not parse", "it does not parse"
+	if u, err := url.Parse(src); err == nil {
+		if notInflight = whyNotInflight(caller, u); notInflight == "" {
+			return nil
+		}
+		if notStore = stores.whyNot(u); notStore == "" {
+			return nil
+		}
 	}
-	u, err := url.Parse(src)
+	return fmt.Errorf("src %q is neither an in-flight URL of the caller %s (%s) nor a URL of a store of the namespace (%s): "+
+		"hpull transformers fetch only http://%s:<port>%s<id> and presigned URLs of the namespace's stores",
+		src, caller, notInflight, notStore, caller, wire.PathInflight)
+}
+
+// whyNotInflight says why u is not an in-flight URL of the caller, http://<caller IP>:<port>/v1/inflight/<id>,
+// or "" when it is: the node agent serves each object it hands a transformer there, once. The path
+// is judged escaped, so that neither "/v1/inflight/../x" nor an encoded slash passes for an id.
+func whyNotInflight(caller string, u *url.URL) string {
 	switch {
-	case err != nil:
-		return refuse("it does not parse")
 	case u.Scheme != "http":
-		return refuse("scheme is not http")
+		return "scheme is not http"
 	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "":
-		return refuse("it has userinfo, a query or a fragment")
+		return "it has userinfo, a query or a fragment"
 	}
 	host, err := netip.ParseAddr(u.Hostname())
 	if err != nil {
-		return refuse("its host " + u.Host + " is not an IP address")
+		return "its host " + u.Host + " is not an IP address"
 	}
 	from, err := netip.ParseAddr(caller)
 	if err != nil || host.Unmap() != from.Unmap() {
-		return refuse("its host " + u.Hostname() + " is another address")
+		return "its host " + u.Hostname() + " is another address"
 	}
 	id, ok := strings.CutPrefix(u.EscapedPath(), wire.PathInflight)
 	if !ok || !isInflightID(id) {
-		return refuse("its path is not " + wire.PathInflight + " and an id")
+		return "its path is not " + wire.PathInflight + " and an id"
 	}
-	return nil
+	return ""
 }
 
 func isInflightID(id string) bool {

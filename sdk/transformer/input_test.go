@@ -2,6 +2,7 @@ package transformer
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/mlkube/mlkube/internal/h1client"
@@ -82,8 +83,33 @@ func TestCheckSrcForms(t *testing.T) {
 		"http://10.0.0.5:8080/v1/inflight/" + id[1:] + "=":   false,
 		"http://10.0.0.5:8080/v1/inflight/" + id[1:] + "Z":   true,
 	} {
-		if err := checkSrc("10.0.0.5:41234", src); (err == nil) != ok {
+		if err := checkSrc("10.0.0.5:41234", src, nil); (err == nil) != ok {
 			t.Errorf("checkSrc(%q) = %v; want accepted %v", src, err, ok)
 		}
+	}
+}
+
+// Of an S3 error only the code and message reach the client, even when the answer was cut short:
+// the other elements echo the request's signature and access key.
+func TestSrcErrorText(t *testing.T) {
+	const s3 = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match.</Message>` +
+		`<AWSAccessKeyId>AKIDSECRET</AWSAccessKeyId><StringToSign>AWS4-HMAC-SHA256&#xA;20250101/us-east-1/s3/aws4_request</StringToSign>` +
+		`<SignatureProvided>0123456789abcdef</SignatureProvided></Error>`
+	long := strings.Repeat("x", 600)
+	for name, tc := range map[string]struct{ body, want string }{
+		"s3 error":           {body: s3, want: "SignatureDoesNotMatch: The request signature we calculated does not match."},
+		"s3 error cut short": {body: s3[:strings.Index(s3, "<StringToSign>")+20], want: "SignatureDoesNotMatch: The request signature we calculated does not match."},
+		"s3 error, entities": {body: `<Error><Code>NoSuchKey</Code><Message>a &amp; b</Message></Error>`, want: "NoSuchKey: a & b"},
+		"text":               {body: "no such in-flight object", want: "no such in-flight object"},
+		"long text":          {body: long, want: long[:512]},
+		"other xml":          {body: "<Other><Code>X</Code></Other>", want: "<Other><Code>X</Code></Other>"},
+		"empty":              {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := srcErrorText([]byte(tc.body)); got != tc.want {
+				t.Errorf("srcErrorText = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

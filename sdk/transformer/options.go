@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mlkube/mlkube/api/wire"
@@ -24,6 +25,9 @@ type options struct {
 	token       string
 	tokenSet    bool
 	withoutAuth bool
+	// storesFile lists the store origins when storesFileSet; otherwise storesPath derives it.
+	storesFile    string
+	storesFileSet bool
 }
 
 func defaultOptions() options {
@@ -31,8 +35,9 @@ func defaultOptions() options {
 	// hpull fetches every object from the same node agent: keep more than the
 	// default two idle connections to it so that concurrent objects reuse them.
 	t.MaxIdleConnsPerHost = 64
-	// hpull fetches only from the caller's in-flight URLs (checkSrc): a proxy from the pod's
-	// environment must not carry the fetch elsewhere, and a redirect must not lead away from them.
+	// hpull fetches only from the caller's in-flight URLs and the store origins (checkSrc): a
+	// proxy from the pod's environment must not carry the fetch elsewhere, and a redirect must not
+	// lead away from them.
 	t.Proxy = nil
 	// The fetches are bodiless GETs: they go on the agent's own lean
 	// client, each on the object's goroutine, with net/http's transport
@@ -91,4 +96,28 @@ func WithToken(token string) Option {
 // through the transformer (docs/transforms.md#credential).
 func WithoutAuth() Option {
 	return func(o *options) { o.withoutAuth = true }
+}
+
+// WithStoresFile reads the origins of the namespace's ObjectStores from path (one per line, as
+// wire.StoreOrigin writes them), overriding the file wire.TransformerStoresKey next to the token
+// file; an empty path lists none. An hpull src on one of these origins is fetched, whatever its
+// path and query (a presigned GET). The file is read again when it changes; while it is missing,
+// it lists none. WithoutAuth ignores it: a transformer that serves anyone fetches only in-flight
+// URLs, or anyone could make it send requests to the stores from inside the cluster.
+func WithStoresFile(path string) Option {
+	return func(o *options) { o.storesFile, o.storesFileSet = path, true }
+}
+
+// storesPath is the stores file the options name, "" for none: WithStoresFile's, else the one the
+// controller mounts next to the token file.
+func storesPath(o options) string {
+	switch {
+	case o.withoutAuth:
+		return ""
+	case o.storesFileSet:
+		return o.storesFile
+	case !o.tokenSet && o.tokenFile != "":
+		return filepath.Join(filepath.Dir(o.tokenFile), wire.TransformerStoresKey)
+	}
+	return ""
 }

@@ -43,6 +43,9 @@ type Handler struct {
 	cred credential
 	// credWarned is the last reason for refusing every request that was logged.
 	credWarned atomic.Pointer[string]
+	// stores lists the origins an hpull src may be on besides the caller's in-flight URLs; nil
+	// lists none.
+	stores *storesFile
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -63,6 +66,9 @@ func New(fn Func, opts ...Option) (*Handler, error) {
 	}
 	h := &Handler{fn: fn, client: o.client, log: o.log, shutdownTimeout: o.shutdownTimeout, cred: cred}
 	h.sessions.init()
+	if path := storesPath(o); path != "" {
+		h.stores = newStoresFile(path)
+	}
 	if o.fqnRoot != "" {
 		dir, err := filepath.Abs(o.fqnRoot)
 		if err != nil {

@@ -147,8 +147,8 @@ func (s *Server) PutFile(data []byte) (string, error) {
 }
 
 // PutSource makes data available on the source server and returns its URL:
-// an in-flight URL on loopback, the caller's address, as the transformer
-// accepts only those (the node agent's in-flight objects).
+// an in-flight URL on loopback, the caller's address, which the transformer
+// accepts as the node agent's in-flight objects without any stores file.
 func (s *Server) PutSource(data []byte) string {
 	path := wire.PathInflight + rand.Text()
 	s.blobs.Store(path, data)
