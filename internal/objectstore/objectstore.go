@@ -299,7 +299,7 @@ func (s *Store) Presign(ctx context.Context, key string, d time.Duration) (strin
 	}
 	// SigV4 counts validity in whole seconds, from 1 s to 7 days: rounded up, so that the URL
 	// lasts as long as its object's time.
-	d = min(max((d + time.Second - 1).Truncate(time.Second), time.Second), 7*24*time.Hour)
+	d = min(max((d+time.Second-1).Truncate(time.Second), time.Second), 7*24*time.Hour)
 	u, err := s.c.PresignedGetObject(ctx, s.bucket, key, d, nil)
 	if err != nil {
 		return "", s.explain(err, key)
