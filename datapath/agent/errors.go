@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/internal/status"
 )
 
@@ -17,9 +18,11 @@ type Error struct {
 }
 
 // transformerError is a failure the transformer answered; its message is
-// kept verbatim.
+// kept verbatim, but for the secrets of any presigned URL it quotes: a
+// transformer handed one may say it in its error, which goes on to logs,
+// events, statuses and a run's error manifest.
 func transformerError(msg string) error {
-	return status.With(http.StatusBadGateway, errors.New(msg))
+	return status.With(http.StatusBadGateway, errors.New(wire.RedactPresigned(msg)))
 }
 
 // errTooLarge is an object over the agent's size limit.

@@ -2,15 +2,18 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 
 	"github.com/mlkube/mlkube/api/wire"
 )
 
 // hpull lets the transformer fetch the object: as a path on the node when
-// the Transform's argument is fqn, or else from an in-flight URL of the
+// the Transform's argument is fqn, from the store when a run handed it a
+// presigned URL of the object (input.src), or else from an in-flight URL of the
 // agent that streams the bytes once, to that transformer (see inflight). The
 // agent fetches a ?src= object itself, within its egress policy, rather
 // than hand the URL on, and answers the client with the transformer's
@@ -25,6 +28,16 @@ func (h hpull) transform(ctx context.Context, t Target, in input, exceeded *atom
 		}
 		u := wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, FQN: fqn})
 		return h.a.roundTrip(mustGet(ctx, u), t)
+	}
+	if in.src != "" {
+		u := wire.ObjectURL(t.URL, in.object, wire.Query{Args: in.args, Src: in.src})
+		result, n, err := h.a.roundTrip(mustGet(ctx, u), t)
+		// A transport's error quotes the request's URL, and so the src's
+		// signature.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = wire.RedactPresigned(ue.URL)
+		}
+		return result, n, err
 	}
 	body, size, err := h.a.openBytes(in, exceeded)
 	if err != nil {

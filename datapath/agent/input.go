@@ -23,6 +23,9 @@ type input struct {
 	// namespace's part of the data root.
 	local bool
 	data  *dataroot.Namespace
+	// src, when set, is a presigned GET of the object in a store, which
+	// an hpull transformer fetches itself: no bytes pass the agent.
+	src string
 	// body holds the bytes; size is their length, -1 when unknown.
 	body io.Reader
 	size int64

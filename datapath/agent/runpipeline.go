@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/datapath/internal/dataroot"
 	"github.com/mlkube/mlkube/datapath/noderun"
 	"github.com/mlkube/mlkube/internal/status"
@@ -76,16 +77,30 @@ func (p runPipeline) transform(ctx context.Context, o *objectRun, object, args s
 	return write(result)
 }
 
-// input is a run's object: a file of the namespace's data, or the bytes
-// open fetches (from an ObjectStore), held to the agent's object size
-// limit as a PUT's are; the caller closes the body it returns.
+// input is a run's object: a file of the namespace's data, or an object of
+// a store. A first stage that fetches objects by URL (presigns) is handed a
+// presigned GET of the store's object, valid for the object's time, and
+// fetches it itself; otherwise the bytes open fetches are held to the
+// agent's object size limit as a PUT's are. The caller closes the body it
+// returns.
 func (p runPipeline) input(ctx context.Context, object, args string, open noderun.Opener) (input, io.Closer, error) {
 	if open == nil {
 		in, err := p.a.localInput(p.data, object, args)
 		return in, nil, err
 	}
 	in := input{object: object, args: args}
-	body, size, err := open(ctx)
+	if presigns(p.targets[0]) {
+		deadline, _ := ctx.Deadline()
+		u, size, err := open.Presign(ctx, time.Until(deadline))
+		if err != nil {
+			return in, nil, err
+		}
+		if u != "" {
+			in.src, in.size = u, max(size, 0)
+			return in, nil, nil
+		}
+	}
+	body, size, err := open.Open(ctx)
 	if err != nil {
 		return in, nil, err
 	}
@@ -95,4 +110,11 @@ func (p runPipeline) input(ctx context.Context, object, args string, open noderu
 		return in, nil, err
 	}
 	return in, g, nil
+}
+
+// presigns says whether a stage is handed a store's objects as presigned
+// URLs: an hpull transformer that takes a URL, whose SDK fetches the
+// store's origins its token Secret lists (docs/design/object-stores.md).
+func presigns(t Target) bool {
+	return t.Communication == etlv1alpha1.CommHPull && t.Argument == etlv1alpha1.ArgURL
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,6 +88,14 @@ func (s runStore) Get(ctx context.Context, key string) (io.ReadCloser, int64, er
 		return nil, 0, status.With(http.StatusBadGateway, err)
 	}
 	return body, size, nil
+}
+
+func (s runStore) Presign(ctx context.Context, key string, d time.Duration) (string, error) {
+	u, err := s.c.Presign(ctx, key, d)
+	if err != nil {
+		return "", status.With(http.StatusBadGateway, err)
+	}
+	return u, nil
 }
 
 func (s runStore) Exists(ctx context.Context, key string) (bool, error) {

@@ -7,8 +7,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -20,6 +26,8 @@ import (
 	"github.com/mlkube/mlkube/internal/egress"
 	"github.com/mlkube/mlkube/internal/s3test"
 	"github.com/mlkube/mlkube/internal/status"
+	"github.com/mlkube/mlkube/sdk/transformer"
+	"github.com/mlkube/mlkube/sdk/transformer/transformertest"
 )
 
 // storeNodes are the nodes of the tests' runs from a store: this env's and another.
@@ -448,5 +456,134 @@ func TestListAnObjectStore(t *testing.T) {
 	}
 	if code, _, body := list("raw", ""); code != http.StatusOK || strings.Contains(body, srv.SecretKey) {
 		t.Errorf("listing raw: %d; the answer must not carry the keys", code)
+	}
+}
+
+// srcRecorder serves a transformer's handler and keeps the src of every request it forwards.
+type srcRecorder struct {
+	mu   sync.Mutex
+	srcs []string
+	next http.Handler
+}
+
+func (r *srcRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	r.srcs = append(r.srcs, req.URL.Query().Get("src"))
+	r.mu.Unlock()
+	r.next.ServeHTTP(w, req)
+}
+
+func (r *srcRecorder) taken() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.srcs)
+}
+
+// addRecordedTransform makes an SDK transformer that fetches from the origins the file stores
+// lists the Transform default/name, behind a srcRecorder.
+func (e *env) addRecordedTransform(name string, arg etlv1alpha1.Argument, stores string, fn transformer.Func) *srcRecorder {
+	s := transformertest.NewServer(e.t, fn, transformer.WithStoresFile(stores))
+	rec := &srcRecorder{next: s.Handler}
+	front := httptest.NewServer(rec)
+	e.t.Cleanup(front.Close)
+	e.addServer(name, etlv1alpha1.CommHPull, arg, &transformertest.Server{URL: front.URL, Token: s.Token})
+	return rec
+}
+
+// TestNodeRunFromObjectStoreThroughPresignedURLs: an hpull Transform of argument url is handed
+// a presigned GET of each object of the store and fetches it itself; results are byte-checked.
+// Without argument url the srcs stay the agent's in-flight URLs; a transformer that does not list
+// the store's origin fails every object with a reason that names the origin, and no reason
+// carries the URL's signature or credential.
+func TestNodeRunFromObjectStoreThroughPresignedURLs(t *testing.T) {
+	srv := s3test.Start(t)
+	admin := srv.Bucket(t, "raw")
+	want := map[string]string{}
+	for i := range 24 {
+		key := fmt.Sprintf("images/%03d.jpg", i)
+		data := bytes.Repeat([]byte{byte('a' + i)}, 1+i*4099)
+		putStoreObject(t, admin, "raw", key, data)
+		want["out/"+strings.TrimPrefix(key, "images/")] = string(data) + "|t:"
+	}
+	origin, err := wire.StoreOrigin(srv.Endpoint, "raw", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := filepath.Join(t.TempDir(), wire.TransformerStoresKey)
+	if err := os.WriteFile(listed, []byte("http://elsewhere.example:80\n"+origin+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec := storeRun("t", srv.Endpoint, "raw")
+	spec.Nodes = []string{testNode} // this node's share is all of them
+	for _, tc := range []struct {
+		name     string
+		arg      etlv1alpha1.Argument
+		stores   string
+		fromSign bool // the srcs are presigned GETs of the store
+	}{
+		{"argument url", etlv1alpha1.ArgURL, listed, true},
+		{"argument bytes", "", listed, false},
+		{"origin not listed", etlv1alpha1.ArgURL, filepath.Join(t.TempDir(), "none"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := storeEnv(t, testNode, storeKeys(srv))
+			rec := e.addRecordedTransform("t", tc.arg, tc.stores, tag("t"))
+			run := spec
+			run.ContinueOnError = true
+			s := e.runToEnd("presigned", run)
+			srcs := rec.taken()
+			if len(srcs) != len(want) {
+				t.Fatalf("the transformer took %d requests; want one for each of %d objects", len(srcs), len(want))
+			}
+			for _, src := range srcs {
+				u, err := url.Parse(src)
+				if err != nil {
+					t.Fatalf("src %q: %v", src, err)
+				}
+				presigned := wire.URLOrigin(u) == origin && u.Query().Get("X-Amz-Signature") != ""
+				inflight := strings.Contains(u.Path, wire.PathInflight)
+				if presigned != tc.fromSign || inflight == tc.fromSign {
+					t.Errorf("src %q: presigned GET of the store %v, in-flight URL %v; want presigned %v", src, presigned, inflight, tc.fromSign)
+				}
+			}
+			if tc.stores != listed {
+				if s.DoneObjects != 0 || s.FailedObjects != int64(len(want)) || len(s.Errors) == 0 {
+					t.Fatalf("%s, counts %+v, %d errors; want every object failed", s.Phase, s.RunCounts, len(s.Errors))
+				}
+				for _, oe := range s.Errors {
+					if !strings.Contains(oe.Message, origin) || !strings.Contains(oe.Message, "not in") {
+						t.Errorf("%s failed with %q; want the refusal of origin %s", oe.Object, oe.Message, origin)
+					}
+					unredacted := strings.ReplaceAll(oe.Message, "=REDACTED", "")
+					for _, secret := range []string{"X-Amz-Signature=", "X-Amz-Credential=", srv.AccessKey} {
+						if strings.Contains(unredacted, secret) {
+							t.Errorf("%s failed with %q, which holds %q", oe.Object, oe.Message, secret)
+						}
+					}
+				}
+				return
+			}
+			if s.Phase != etlv1alpha1.RunSucceeded || s.DoneObjects != int64(len(want)) {
+				t.Fatalf("%s %q, counts %+v", s.Phase, s.Message, s.RunCounts)
+			}
+			for result, content := range want {
+				if got, ok := e.readObject(result); !ok || got != content {
+					t.Errorf("%s is %d bytes %.20q (%v); want %d bytes %.20q", result, len(got), got, ok, len(content), content)
+				}
+			}
+		})
+	}
+}
+
+// TestTransformerMessagesLoseThePresignedSecrets: whatever a transformer answers, a presigned
+// URL it quotes reaches the caller without its signature and credential.
+func TestTransformerMessagesLoseThePresignedSecrets(t *testing.T) {
+	quoted := "fetching http://s3:9000/raw/a?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA0123%2F20261128%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=0123abcd: 403"
+	e := newEnv(t)
+	e.addTransform("t", etlv1alpha1.CommHPush, "", fail(quoted))
+	a := e.put("t", "a", wire.Query{}, []byte("x"))
+	body := string(a.body)
+	if a.status != http.StatusBadGateway || strings.Contains(body, "AKIA0123") || strings.Contains(body, "0123abcd") || !strings.Contains(body, "X-Amz-Algorithm=AWS4-HMAC-SHA256") {
+		t.Errorf("%d %s; want 502 with the URL quoted, its signature and credential redacted", a.status, body)
 	}
 }

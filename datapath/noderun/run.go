@@ -449,9 +449,29 @@ func (r *Run) transform(it item, buf []byte) error {
 	}
 	var open Opener
 	if r.src != nil {
-		open = func(ctx context.Context) (io.ReadCloser, int64, error) { return r.src.Get(ctx, it.object) }
+		size := it.size
+		if r.plan.srcPrefix == "" {
+			size = -1 // named by a list or template: not listed, so not known
+		}
+		open = storeObject{r.src, it.object, size}
 	}
 	return r.pipeline.Transform(r.ctx, it.object, r.plan.spec.Args, open, func(result io.Reader) error { return sink(it, result, buf) })
+}
+
+// storeObject is an object of a run's source store, of its listed size.
+type storeObject struct {
+	store Store
+	key   string
+	size  int64
+}
+
+func (o storeObject) Open(ctx context.Context) (io.ReadCloser, int64, error) {
+	return o.store.Get(ctx, o.key)
+}
+
+func (o storeObject) Presign(ctx context.Context, d time.Duration) (string, int64, error) {
+	u, err := o.store.Presign(ctx, o.key, d)
+	return u, o.size, err
 }
 
 // discard reads a check's result to its end, which is when a transformer

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	etlv1alpha1 "github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
@@ -37,15 +38,23 @@ type Pipeline interface {
 	// Transform runs object with args through the pipeline within its
 	// object timeout, and hands the result to write. The object is a file
 	// of the namespace's data when open is nil; otherwise open fetches its
-	// bytes and their size (-1: unknown), within the same timeout. It
+	// bytes and their size (-1: unknown), within the same timeout, or
+	// hands a URL of them on (Opener.Presign). It
 	// counts the object in the agent's stats and metrics as an inline one.
 	// Its error carries the status that answers it (package status); a
 	// panic, of write too, fails the object alone.
 	Transform(ctx context.Context, object, args string, open Opener, write func(result io.Reader) error) error
 }
 
-// Opener fetches an object's bytes from where a run reads them.
-type Opener func(ctx context.Context) (io.ReadCloser, int64, error)
+// Opener is an object of a store a run reads from.
+type Opener interface {
+	// Open fetches the object's bytes and their size (-1: unknown).
+	Open(ctx context.Context) (io.ReadCloser, int64, error)
+	// Presign returns a GET of the object that needs no keys, valid for
+	// d, and its size as listed (-1: unknown), or "" when the store's URLs
+	// cannot be handed on: a transformer fetches it instead of the agent.
+	Presign(ctx context.Context, d time.Duration) (string, int64, error)
+}
 
 // Stores opens the object stores runs read from.
 type Stores interface {
@@ -66,6 +75,10 @@ type Store interface {
 	List(ctx context.Context, prefix string, max int, fn func(key string, size int64) error) error
 	// Get opens object key and returns its bytes and size.
 	Get(ctx context.Context, key string) (io.ReadCloser, int64, error)
+	// Presign returns a GET of object key signed in its query, valid for
+	// d and computed without a request, or "" when the store's URLs
+	// cannot be handed on.
+	Presign(ctx context.Context, key string, d time.Duration) (string, error)
 	// Exists says whether object key exists.
 	Exists(ctx context.Context, key string) (bool, error)
 	// Put writes what r yields, of unknown size, as object key; the
@@ -265,7 +278,7 @@ func (c copier) Transform(ctx context.Context, object, _ string, open Opener, wr
 	var body io.ReadCloser
 	var err error
 	if open != nil {
-		body, _, err = open(ctx)
+		body, _, err = open.Open(ctx)
 	} else {
 		body, _, err = c.data.Open(object)
 	}
