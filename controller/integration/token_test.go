@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,5 +63,69 @@ func TestTransformerGetsItsCredential(t *testing.T) {
 	}
 	if err := k8s.Delete(ctx, tr); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
+	}
+}
+
+// TestTokenSecretListsTheNamespacesStores: the token Secret of an hpull Transform of argument url
+// lists the origins of its namespace's ObjectStores beside its token, and the list follows the
+// stores as they come and go (the controller watches them); a Transform that does not take store
+// URLs gets no list.
+func TestTokenSecretListsTheNamespacesStores(t *testing.T) {
+	ctx := context.Background()
+	// A namespace of its own: no other test's stores are listed.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "token-stores"}}
+	k8s.MustCreate(t, ns)
+	createNode(t, "stores-node")
+	transform := func(name string, edit func(*v1alpha1.TransformSpec)) *v1alpha1.Transform {
+		tr := builders.Transform(name).Namespace(ns.Name).Runtime("mlkube/transformer-echo:dev").Spec(func(s *v1alpha1.TransformSpec) {
+			s.NodeSelector = map[string]string{"etl-test": t.Name()}
+			edit(s)
+		}).Obj()
+		k8s.CreateTemporary(t, tr)
+		return tr
+	}
+	pull := transform("pull", func(s *v1alpha1.TransformSpec) { s.Communication, s.Argument = v1alpha1.CommHPull, v1alpha1.ArgURL })
+	push := transform("push", func(*v1alpha1.TransformSpec) {})
+	keyID := k8s.WaitForPods(t, "the hpull transformer pod", pull, 1)[0].Annotations[v1alpha1.AnnotationTokenKey]
+	tokenSecret := func(tr *v1alpha1.Transform) client.ObjectKey {
+		return client.ObjectKey{Namespace: ns.Name, Name: tr.Name + "-mlkube-token-" + keyID}
+	}
+	lists := func(want string) {
+		t.Helper()
+		k8s.Eventually(t, fmt.Sprintf("the token Secret to list stores %q beside its token", want), func(ctx context.Context) (bool, error) {
+			var s corev1.Secret
+			if err := k8s.Get(ctx, tokenSecret(pull), &s); err != nil {
+				return false, err
+			}
+			stores, listed := s.Data[wire.TransformerStoresKey]
+			if !listed || string(stores) != want || len(s.Data[wire.TransformerTokenKey]) == 0 {
+				// Retried; the last one is reported on timeout.
+				return false, fmt.Errorf("it lists %q (key present: %v), token of %d bytes", stores, listed, len(s.Data[wire.TransformerTokenKey]))
+			}
+			return true, nil
+		})
+	}
+	store := func(name string, spec v1alpha1.ObjectStoreSpec) *v1alpha1.ObjectStore {
+		spec.Bucket, spec.Anonymous = "data", true
+		s := &v1alpha1.ObjectStore{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Name}, Spec: spec}
+		k8s.CreateTemporary(t, s)
+		return s
+	}
+
+	lists("")
+	a := store("a", v1alpha1.ObjectStoreSpec{Endpoint: "http://S3-A.example:9000"})
+	lists("http://s3-a.example:9000\n")
+	store("b", v1alpha1.ObjectStoreSpec{Endpoint: "https://s3-b.example", Addressing: v1alpha1.AddressingVirtualHost})
+	lists("http://s3-a.example:9000\nhttps://data.s3-b.example:443\n")
+	if err := k8s.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	lists("https://data.s3-b.example:443\n")
+
+	k8s.WaitForPods(t, "the hpush transformer pod", push, 1)
+	var s corev1.Secret
+	k8s.MustGet(t, tokenSecret(push), &s)
+	if v, ok := s.Data[wire.TransformerStoresKey]; ok {
+		t.Errorf("the token Secret of an hpush Transform lists stores %q; want no list", v)
 	}
 }

@@ -8,11 +8,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -26,6 +29,7 @@ import (
 // +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=etl.mlkube.io,resources=transforms/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=etl.mlkube.io,resources=objectstores,verbs=get;list;watch
 
 // Reconciler runs Transforms.
 type Reconciler struct {
@@ -39,13 +43,17 @@ type Reconciler struct {
 	Images wire.PodImages
 	// Keys give the current cluster key, which new transformer pods get their credential from.
 	Keys KeySource
+
+	// stores writes the store origins next to the tokens of Transforms that take store URLs.
+	stores storesWriter
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // SetupWithManager registers the controller: Transforms, their pods and NetworkPolicies, nodes
-// (a node joining or leaving changes every Transform's set of eligible nodes) and the agents'
-// statistics.
+// (a node joining or leaving changes every Transform's set of eligible nodes), ObjectStores (the
+// origins listed next to the tokens of the namespace's Transforms that take store URLs) and the
+// agents' statistics.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Stats == nil {
 		return errors.New("the Transform controller needs Stats: it locates the node agents, the only peers of transformer pods")
@@ -67,6 +75,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Owns(&networkingv1.NetworkPolicy{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allTransforms)).
+		// A change of labels or annotations changes no origin.
+		Watches(&v1alpha1.ObjectStore{}, handler.EnqueueRequestsFromMapFunc(r.pullingTransforms),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.Stats.Changes(), &handler.EnqueueRequestForObject{})).
 		Named("transform").
 		Complete(r)
@@ -89,9 +100,13 @@ func (r *Reconciler) allTransforms(ctx context.Context, _ client.Object) []recon
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var t v1alpha1.Transform
 	if err := r.Get(ctx, req.NamespacedName, &t); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.stores.forget(req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if t.DeletionTimestamp != nil {
+		r.stores.forget(req.NamespacedName)
 		return reconcile.Result{}, nil // garbage collection removes the pods and the NetworkPolicy
 	}
 	var nodes corev1.NodeList
@@ -110,8 +125,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	policy := buildNetworkPolicy(&t, r.Stats.Namespace, r.Stats.Selector)
 	err = owned.Ensure(ctx, o, policy, restoreNetworkPolicy)
 	errs := []error{err}
-	if err == nil && len(p.createOn) > 0 {
-		errs = append(errs, r.createPods(ctx, o, &t, p.createOn))
+	// The store origins go next to the tokens of the running pods and, with the token, before
+	// any pod is created: a transformer never starts refusing the stores it is sent.
+	origins, listErr := r.listStoreOrigins(ctx, &t)
+	errs = append(errs, listErr)
+	if listErr == nil {
+		errs = append(errs, r.applyStores(ctx, &t, pods, origins))
+	}
+	if err == nil && listErr == nil && len(p.createOn) > 0 {
+		errs = append(errs, r.createPods(ctx, o, &t, p.createOn, origins))
 	}
 	if !equality.Semantic.DeepEqual(t.Status, p.status) {
 		oldStage := t.Status.Stage
@@ -130,14 +152,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // createPods creates the transformer pods of nodes, after the token Secret they mount: a pod
 // never starts without its credential, and the Secret is written again before every creation, so
-// a Secret deleted or altered since is restored.
-func (r *Reconciler) createPods(ctx context.Context, o owned.Owner, t *v1alpha1.Transform, nodes []string) error {
+// a Secret deleted or altered since is restored, with the store origins of a Transform that takes
+// store URLs (written whatever the writer last wrote, which a deleted Secret lost).
+func (r *Reconciler) createPods(ctx context.Context, o owned.Owner, t *v1alpha1.Transform, nodes []string, origins []string) error {
 	keyID, key, err := r.Keys.Current(ctx)
 	if err != nil {
 		return fmt.Errorf("transformer credential: %w", err)
 	}
 	if err := applyTokenSecret(ctx, r.Client, t, keyID, key); err != nil {
 		return err
+	}
+	if takesStoreURLs(t) {
+		if err := r.stores.apply(ctx, r.Client, t, keyID, origins, true); err != nil {
+			return err
+		}
 	}
 	return owned.Create(ctx, o, nodes, podCreation(t, r.Images, keyID))
 }

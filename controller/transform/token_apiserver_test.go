@@ -40,11 +40,11 @@ func generatedManagerRole(t *testing.T) rbacv1.ClusterRole {
 	}
 }
 
-// TestTokenSecretIsAppliedUnderTheGeneratedRole runs applyTokenSecret on a real API server as a
-// user holding only the manager's generated ClusterRole: it may create and patch Secrets and not
-// read them, so a client that read before writing would get 403 here. A Secret a tenant created
-// first under the token Secret's name, with data of its choosing, is overwritten.
-func TestTokenSecretIsAppliedUnderTheGeneratedRole(t *testing.T) {
+// underGeneratedRole starts an API server with namespace "tenant" and returns an admin client and
+// one for a user holding only the manager's generated ClusterRole: it may create and patch Secrets
+// and not read them, so a client that read before writing would get 403.
+func underGeneratedRole(t *testing.T) (admin, manager client.Client) {
+	t.Helper()
 	cfg := kubetest.StartAPIServer(t)
 	admin, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
@@ -63,12 +63,21 @@ func TestTokenSecretIsAppliedUnderTheGeneratedRole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	manager := kubetest.Impersonate(t, cfg, scheme.New(), "generated-manager")
+	manager = kubetest.Impersonate(t, cfg, scheme.New(), "generated-manager")
 	// The role is what the test says it is: no reading of Secrets.
 	var probe corev1.Secret
 	if err := manager.Get(ctx, client.ObjectKey{Namespace: "tenant", Name: "any"}, &probe); !apierrors.IsForbidden(err) {
 		t.Fatalf("get secrets under the generated role: %v, want forbidden", err)
 	}
+	return admin, manager
+}
+
+// TestTokenSecretIsAppliedUnderTheGeneratedRole runs applyTokenSecret on a real API server as a
+// user holding only the manager's generated ClusterRole (underGeneratedRole). A Secret a tenant
+// created first under the token Secret's name, with data of its choosing, is overwritten.
+func TestTokenSecretIsAppliedUnderTheGeneratedRole(t *testing.T) {
+	admin, manager := underGeneratedRole(t)
+	ctx := t.Context()
 
 	tr := defaulted(builders.Transform("t").Namespace("tenant").Runtime("img"))
 	tr.UID = "uid-1"
