@@ -67,11 +67,18 @@ func TestStoreRunOnTheCluster(t *testing.T) {
 	}
 	md5 := builders.Transform("md5").Namespace(ns).Runtime(images.TransformerMD5.Ref).Obj()
 	k8s.MustCreate(t, md5)
+	// The same transformer told to fetch each object from the URL it is given: handed presigned
+	// GETs of the store, it reads the bucket itself.
+	pull := builders.Transform("md5-pull").Namespace(ns).Runtime(images.TransformerMD5.Ref).Spec(func(s *v1alpha1.TransformSpec) {
+		s.Communication, s.Argument = v1alpha1.CommHPull, v1alpha1.ArgURL
+	}).Obj()
+	k8s.MustCreate(t, pull)
 	job := storeJobs{t: t, k8s: k8s, cs: cs, ns: ns, node: nodes[0]}
 	job.run("seed", "seed", "-bucket", in, "-prefix", "in/", "-n", strconv.Itoa(objects), "-size", strconv.Itoa(size), "-workers", "8")
 	k8s.WaitForStage(t, md5, v1alpha1.StageRunning)
+	k8s.WaitForStage(t, pull, v1alpha1.StageRunning)
 
-	var plain, run, overwrite []time.Duration
+	var plain, run, overwrite, pulled []time.Duration
 	for r := 1; r <= rounds; r++ {
 		var res loadgen.S3Result
 		line := job.run(fmt.Sprintf("plain-%d", r), "md5", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
@@ -80,15 +87,17 @@ func TestStoreRunOnTheCluster(t *testing.T) {
 			t.Fatalf("round %d, the plain program: %q (%v); want %d objects", r, line, err, objects)
 		}
 		plain = append(plain, res.Elapsed)
-		run = append(run, timeRun(t, k8s, ns, fmt.Sprintf("run-%d", r), objects, workers, false))
-		overwrite = append(overwrite, timeRun(t, k8s, ns, fmt.Sprintf("overwrite-%d", r), objects, workers, true))
-		for _, prefix := range []string{"plain", "run", "overwrite"} {
+		run = append(run, timeRun(t, k8s, ns, "md5", fmt.Sprintf("run-%d", r), objects, workers, false))
+		overwrite = append(overwrite, timeRun(t, k8s, ns, "md5", fmt.Sprintf("overwrite-%d", r), objects, workers, true))
+		pulled = append(pulled, timeRun(t, k8s, ns, "md5-pull", fmt.Sprintf("pulled-%d", r), objects, workers, true))
+		for _, prefix := range []string{"plain", "run", "overwrite", "pulled"} {
 			job.run(fmt.Sprintf("check-%s-%d", prefix, r), "check", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
 				"-to-prefix", fmt.Sprintf("%s-%d/", prefix, r), "-workers", "8")
 		}
 	}
 	tbl := storeTable(objects, size, workers, len(nodes), plain, timedRuns{"TransformRun", run},
-		timedRuns{"TransformRun, `overwrite: true`", overwrite})
+		timedRuns{"TransformRun, `overwrite: true`", overwrite},
+		timedRuns{"TransformRun, `overwrite: true`, hpull handed presigned GETs", pulled})
 	t.Logf("%d rounds, nodes %v:\n%s", rounds, nodes, tbl)
 	if dir := os.Getenv("MLKUBE_BENCH_OUT"); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -98,15 +107,15 @@ func TestStoreRunOnTheCluster(t *testing.T) {
 	}
 }
 
-// timeRun creates the TransformRun name from the bucket through md5 into the other bucket under
+// timeRun creates the TransformRun name from the bucket through transform into the other bucket under
 // the prefix name, and returns how long it took to succeed, having done every object. A run
 // without overwrite asks the store whether each result exists before it puts it (a HEAD), which
 // the plain program does not; one with it does what the plain program does.
-func timeRun(t *testing.T, k8s kubetest.Client, ns, name string, objects, workers int, overwrite bool) time.Duration {
+func timeRun(t *testing.T, k8s kubetest.Client, ns, transform, name string, objects, workers int, overwrite bool) time.Duration {
 	run := &v1alpha1.TransformRun{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1alpha1.TransformRunSpec{
-			Transform:      "md5",
+			Transform:      transform,
 			Source:         v1alpha1.RunSource{Store: "raw", Prefix: "in"},
 			Destination:    v1alpha1.RunDestination{Store: "out", Prefix: name},
 			WorkersPerNode: ptr.To(int32(workers)),

@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/url"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,6 +29,7 @@ import (
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/e2e/cluster"
+	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
@@ -123,17 +127,22 @@ func storeYAMLFor(name, endpoint, bucket string) string {
 // runFromStoreYAML is a TransformRun of md5 over the objects under images/ of store into dst:
 // "prefix: out" (the node tier) or "store: processed, prefix: out".
 func runFromStoreYAML(name, store, dst string) string {
+	return runThroughYAML(name, "md5", store, dst)
+}
+
+// runThroughYAML is runFromStoreYAML through the Transform transform.
+func runThroughYAML(name, transform, store, dst string) string {
 	return fmt.Sprintf(`apiVersion: etl.mlkube.io/v1alpha1
 kind: TransformRun
 metadata:
   name: %s
 spec:
-  transform: md5
+  transform: %s
   source: {store: %s, prefix: images}
   destination: {%s}
   workersPerNode: 8
 ---
-`, name, store, dst)
+`, name, transform, store, dst)
 }
 
 // TestTransformRunFromAnObjectStore: erin, with only edit in a namespace that enforces the
@@ -223,6 +232,17 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 	}
 	inBucket := s3.get(t, outBucket, "out/")
 	sameFiles(t, "the bucket's objects under out/ after the run into it, against the md5 of each object", inBucket, digests)
+
+	// Through an hpull Transform of argument url, each transformer reads the store itself.
+	erin.do(ns, "etl init spec -f pod.yaml --name md5-pull --comm-type hpull --arg-type url", "transform.etl.mlkube.io/md5-pull created")
+	erin.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/md5-pull --timeout=3m", "condition met")
+	erin.file("pulled.yaml", runThroughYAML("pulled", "md5-pull", "raw", "store: processed, prefix: pulled"))
+	erin.do(ns, "apply --filename=pulled.yaml", "transformrun.etl.mlkube.io/pulled created")
+	got = waitRun(t, &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "pulled", Namespace: ns}}, v1alpha1.RunSucceeded)
+	if got.Status.Totals.DoneObjects != 1000 || got.Status.Totals.FailedObjects != 0 {
+		t.Errorf("the run through md5-pull: totals %+v; want 1000 done", got.Status.Totals)
+	}
+	sameFiles(t, "the bucket's objects under pulled/ after the run through md5-pull, against the md5 of each object", s3.get(t, outBucket, "pulled/"), digests)
 
 	// kubectl etl cp copies between the bucket and the namespace's objects, either way, through
 	// copy runs the agents carry out.
@@ -334,4 +354,68 @@ func TestTransformRunFromAStoreResumesAfterItsAgentIsDeleted(t *testing.T) {
 				node, n.DoneObjects, n.SkippedObjects, n.PlannedObjects)
 		}
 	}
+}
+
+// TestStoreURLsOnlyFromTheNamespacesStores: the token Secret of an hpull Transform of argument
+// url lists the origins of its namespace's ObjectStores (a store with a caBundle of its own is
+// read through the agent, so not listed), and whoever holds the token, a pod of another
+// namespace here, cannot make the transformer fetch a src anywhere else: refused with 400, and
+// the listener it names sees no request. Not of the provider scope: the local cluster enforces
+// no NetworkPolicy, so only the transformer's own check stands in the way.
+func TestStoreURLsOnlyFromTheNamespacesStores(t *testing.T) {
+	ns := namespace(t)
+	node := readyNodes(t)[0]
+	stores := map[string]string{"raw": "http://S3.Example:9000", "tls": "https://tls.example"}
+	for name, endpoint := range stores {
+		st := &v1alpha1.ObjectStore{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: v1alpha1.ObjectStoreSpec{Endpoint: endpoint, Bucket: "data-" + name}}
+		if name == "tls" {
+			st.Spec.CABundle = clusterCA(t) // any CA: the store is never reached
+		}
+		k8s.MustCreate(t, st)
+	}
+	tr := builders.Transform("md5-pull").Namespace(ns).Runtime("mlkube/transformer-md5:dev").Spec(func(s *v1alpha1.TransformSpec) {
+		s.Communication, s.Argument = v1alpha1.CommHPull, v1alpha1.ArgURL
+		s.NodeSelector = map[string]string{corev1.LabelHostname: node}
+	}).Obj()
+	k8s.MustCreate(t, tr)
+	running := k8s.WaitForStage(t, tr, v1alpha1.StageRunning)
+	if len(running.Status.Nodes) != 1 {
+		t.Fatalf("status.nodes %+v; want the transformer on %s", running.Status.Nodes, node)
+	}
+	n := running.Status.Nodes[0]
+	var secret corev1.Secret
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: tr.Name + "-mlkube-token-" + n.TokenKey}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(secret.Data[wire.TransformerStoresKey]), "http://s3.example:9000\n"; got != want {
+		t.Errorf("the token Secret lists the stores %q; want %q (the store with a caBundle is read through the agent)", got, want)
+	}
+
+	attacker := startPod(t, attackerPod(bareNamespace(t), node, attackerPort))
+	base := "http://" + net.JoinHostPort(n.IP, strconv.Itoa(int(n.Port)))
+	canary := "http://" + net.JoinHostPort(attacker.Status.PodIP, strconv.Itoa(attackerPort)) + "/canary/object?X-Amz-Signature=forged"
+	token := wire.HeaderTransformerToken + ": " + string(secret.Data[wire.TransformerTokenKey])
+	if code, body := hostileFetch(attacker, "GET", wire.ObjectURL(base, "x", wire.Query{Src: canary}), token); code != 400 || !strings.Contains(body, "is not in") {
+		t.Errorf("a src on the attacker's listener, with the token: %d %q; want 400 saying its origin is not listed", code, body)
+	}
+	if code, body := hostileFetch(attacker, "GET", wire.ObjectURL(base, "x", wire.Query{Src: canary}), wire.HeaderTransformerToken+": k1.madeup"); code != 401 {
+		t.Errorf("the same src with a made-up token: %d %q; want 401", code, body)
+	}
+	if code, hits := proxyResult(proxyTo(attacker).Suffix("canary-count").Do(context.Background())); code != 200 || hits != "0" {
+		t.Errorf("the attacker's listener saw %s requests (%d): the transformer fetched the forged src", hits, code)
+	}
+}
+
+// clusterCA is the PEM of the CA the test's kubeconfig trusts.
+func clusterCA(t *testing.T) string {
+	t.Helper()
+	if len(cfg.CAData) > 0 {
+		return string(cfg.CAData)
+	}
+	data, err := os.ReadFile(cfg.CAFile)
+	if err != nil || len(data) == 0 {
+		t.Fatalf("the kubeconfig's CA (%q): %v", cfg.CAFile, err)
+	}
+	return string(data)
 }
