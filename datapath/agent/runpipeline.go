@@ -96,6 +96,12 @@ func (p runPipeline) input(ctx context.Context, object, args string, open noderu
 			return in, nil, err
 		}
 		if u != "" {
+			// The transformer fetches it, not the agent, but an object the agent
+			// would not relay is not handed on either; an unlisted size (-1) is
+			// the transformer's to bound.
+			if p.a.opts.MaxObjectSize >= 0 && size > p.a.opts.MaxObjectSize {
+				return in, nil, errTooLarge
+			}
 			in.src, in.size = u, max(size, 0)
 			return in, nil, nil
 		}

@@ -35,8 +35,8 @@ var storeNodes = []string{testNode, "node-b"}
 
 // storeEnv is an agent on node whose runs reach the test's S3 server on loopback, with secret
 // as the namespace's Secret of store keys (nil: there is none).
-func storeEnv(t *testing.T, node string, secret map[string][]byte) *env {
-	return newEnv(t, func(o *Options) {
+func storeEnv(t *testing.T, node string, secret map[string][]byte, configure ...func(*Options)) *env {
+	return newEnv(t, append([]func(*Options){func(o *Options) {
 		o.Node = node
 		o.Stores = egress.Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowFlag: egress.StoreFlag}
 		o.StoreSecrets = func(_ context.Context, ns string) (map[string][]byte, error) {
@@ -48,7 +48,7 @@ func storeEnv(t *testing.T, node string, secret map[string][]byte) *env {
 			}
 			return secret, nil
 		}
-	})
+	}}, configure...)...)
 }
 
 // storeKeys is the Secret of store keys holding the server's keys for the ObjectStore raw.
@@ -494,7 +494,8 @@ func (e *env) addRecordedTransform(name string, arg etlv1alpha1.Argument, stores
 // a presigned GET of each object of the store and fetches it itself; results are byte-checked.
 // Without argument url the srcs stay the agent's in-flight URLs; a transformer that does not list
 // the store's origin fails every object with a reason that names the origin, and no reason
-// carries the URL's signature or credential.
+// carries the URL's signature or credential. An object listed past the agent's size limit is
+// not handed on, as it would not be relayed.
 func TestNodeRunFromObjectStoreThroughPresignedURLs(t *testing.T) {
 	srv := s3test.Start(t)
 	admin := srv.Bucket(t, "raw")
@@ -519,19 +520,37 @@ func TestNodeRunFromObjectStoreThroughPresignedURLs(t *testing.T) {
 		name     string
 		arg      etlv1alpha1.Argument
 		stores   string
-		fromSign bool // the srcs are presigned GETs of the store
+		fromSign bool  // the srcs are presigned GETs of the store
+		maxSize  int64 // the agent's --max-object-size, when not 0
 	}{
-		{"argument url", etlv1alpha1.ArgURL, listed, true},
-		{"argument bytes", "", listed, false},
-		{"origin not listed", etlv1alpha1.ArgURL, filepath.Join(t.TempDir(), "none"), true},
+		{"argument url", etlv1alpha1.ArgURL, listed, true, 0},
+		{"argument bytes", "", listed, false, 0},
+		{"origin not listed", etlv1alpha1.ArgURL, filepath.Join(t.TempDir(), "none"), true, 0},
+		{"past the size limit", etlv1alpha1.ArgURL, listed, true, 1 + 3*4099 + int64(len("|t:"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := storeEnv(t, testNode, storeKeys(srv))
+			e := storeEnv(t, testNode, storeKeys(srv), func(o *Options) {
+				if tc.maxSize != 0 {
+					o.MaxObjectSize = tc.maxSize
+				}
+			})
 			rec := e.addRecordedTransform("t", tc.arg, tc.stores, tag("t"))
 			run := spec
 			run.ContinueOnError = true
 			s := e.runToEnd("presigned", run)
 			srcs := rec.taken()
+			if tc.maxSize != 0 {
+				// Objects 0–3 and their results (3 bytes more) are within the limit; the 20 after them are not.
+				if len(srcs) != 4 || s.DoneObjects != 4 || s.FailedObjects != int64(len(want)-4) {
+					t.Fatalf("the transformer took %d requests, counts %+v; want 4 taken and done, %d failed", len(srcs), s.RunCounts, len(want)-4)
+				}
+				for _, oe := range s.Errors {
+					if !strings.Contains(oe.Message, "size limit") {
+						t.Errorf("%s failed with %q; want the size limit named", oe.Object, oe.Message)
+					}
+				}
+				return
+			}
 			if len(srcs) != len(want) {
 				t.Fatalf("the transformer took %d requests; want one for each of %d objects", len(srcs), len(want))
 			}
