@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -174,36 +176,15 @@ func (l *countingListener) Accept() (net.Conn, error) {
 func TestGetsAreOneRequestOnOneConnection(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Bucket(t, "raw")
-	target, err := url.Parse(srv.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var methods []string
-	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(target)
-		r.Out.Host = r.In.Host // as signed
-	}}
-	proxy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		methods = append(methods, r.Method)
-		mu.Unlock()
-		forward.ServeHTTP(w, r)
-	}))
-	counted := &countingListener{Listener: proxy.Listener}
-	proxy.Listener = counted
-	proxy.Start()
-	t.Cleanup(proxy.Close)
-	s := open(t, spec(proxy.URL, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	proxy, rec := recordingProxy(t, srv)
+	s := open(t, spec(proxy, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
 	ctx := context.Background()
 	data := random(t, 100<<10)
 	if err := s.Put(ctx, "obj", bytes.NewReader(data), int64(len(data))); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	methods = nil
-	mu.Unlock()
-	before := counted.accepted.Load()
+	rec.taken()
+	before := rec.accepted.Load()
 	for i := range 20 {
 		body, size, err := s.Get(ctx, "obj")
 		if err != nil {
@@ -215,14 +196,92 @@ func TestGetsAreOneRequestOnOneConnection(t *testing.T) {
 		}
 		body.Close()
 	}
-	if n := counted.accepted.Load() - before; n > 1 {
+	if n := rec.accepted.Load() - before; n > 1 {
 		t.Errorf("20 GETs read to their size took %d new connections; want at most 1", n)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	var methods []string
+	for _, r := range rec.taken() {
+		methods = append(methods, r.method)
+	}
 	if want := slices.Repeat([]string{http.MethodGet}, 20); !slices.Equal(methods, want) {
 		t.Errorf("20 GETs sent %v; want 20 GETs and nothing else", methods)
 	}
+}
+
+// TestResultsGoUpInOnePUTSignedWithTheirHash: an object of unknown size that ends within a part
+// (a transform's result) goes up over plain HTTP as one PUT whose signature covers its SHA-256,
+// not as a stream signed chunk by chunk; it reads back as written.
+func TestResultsGoUpInOnePUTSignedWithTheirHash(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "raw")
+	proxy, rec := recordingProxy(t, srv)
+	s := open(t, spec(proxy, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	ctx := context.Background()
+	for _, size := range []int{0, 32, 300 << 10} {
+		data := random(t, size)
+		key := fmt.Sprintf("result-%d", size)
+		rec.taken()
+		if err := s.Put(ctx, key, io.MultiReader(bytes.NewReader(data)), -1); err != nil {
+			t.Fatalf("Put of %d bytes: %v", size, err)
+		}
+		sum := sha256.Sum256(data)
+		got := rec.taken()
+		if len(got) != 1 || got[0].method != http.MethodPut || got[0].sha256 != hex.EncodeToString(sum[:]) || got[0].encoding != "" {
+			t.Errorf("a result of %d bytes went up as %+v; want one PUT, X-Amz-Content-Sha256 %x, no aws-chunked encoding", size, got, sum)
+		}
+		body, _, err := s.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := io.ReadAll(body)
+		body.Close()
+		if err != nil || !bytes.Equal(back, data) {
+			t.Errorf("%s reads back as %d bytes (%v); want the %d written", key, len(back), err, size)
+		}
+	}
+}
+
+// recorded is a request as a recordingProxy saw it.
+type recorded struct{ method, sha256, encoding string }
+
+// recorder holds what a recordingProxy saw: the requests, and the connections it accepted.
+type recorder struct {
+	mu       sync.Mutex
+	requests []recorded
+	*countingListener
+}
+
+// taken returns the requests seen since the last call, and forgets them.
+func (r *recorder) taken() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.requests
+	r.requests = nil
+	return out
+}
+
+// recordingProxy is a reverse proxy to srv that records each request and counts connections.
+func recordingProxy(t *testing.T, srv *s3test.Server) (string, *recorder) {
+	target, err := url.Parse(srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host // as signed
+	}}
+	rec := &recorder{}
+	proxy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.mu.Lock()
+		rec.requests = append(rec.requests, recorded{r.Method, r.Header.Get("X-Amz-Content-Sha256"), r.Header.Get("Content-Encoding")})
+		rec.mu.Unlock()
+		forward.ServeHTTP(w, r)
+	}))
+	rec.countingListener = &countingListener{Listener: proxy.Listener}
+	proxy.Listener = rec.countingListener
+	proxy.Start()
+	t.Cleanup(proxy.Close)
+	return proxy.URL, rec
 }
 
 // Each way a store cannot be used ends in ErrStore with a reason that says what to do, and no
