@@ -18,7 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
+	"github.com/mlkube/mlkube/api/labels"
+	"github.com/mlkube/mlkube/api/wire"
 	"github.com/mlkube/mlkube/e2e/cluster"
+	"github.com/mlkube/mlkube/e2e/internal/podcgroup"
 	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/images"
 	"github.com/mlkube/mlkube/internal/kubetest"
@@ -78,26 +81,42 @@ func TestStoreRunOnTheCluster(t *testing.T) {
 	k8s.WaitForStage(t, md5, v1alpha1.StageRunning)
 	k8s.WaitForStage(t, pull, v1alpha1.StageRunning)
 
-	var plain, run, overwrite, pulled []time.Duration
+	meter := newCPUMeter(t, k8s, ns, md5.Name, pull.Name)
+	plain := timedRuns{what: "plain program"}
+	run := timedRuns{what: "TransformRun"}
+	overwrite := timedRuns{what: "TransformRun, `overwrite: true`"}
+	pulled := timedRuns{what: "TransformRun, `overwrite: true`, hpull handed presigned GETs"}
 	for r := 1; r <= rounds; r++ {
 		var res loadgen.S3Result
-		line := job.run(fmt.Sprintf("plain-%d", r), "md5", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
-			"-to-prefix", fmt.Sprintf("plain-%d/", r), "-workers", strconv.Itoa(workers))
-		if err := json.Unmarshal([]byte(line), &res); err != nil || res.Objects != int64(objects) {
-			t.Fatalf("round %d, the plain program: %q (%v); want %d objects", r, line, err, objects)
+		spent := meter.spent("", func() {
+			line := job.run(fmt.Sprintf("plain-%d", r), "md5", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
+				"-to-prefix", fmt.Sprintf("plain-%d/", r), "-workers", strconv.Itoa(workers))
+			if err := json.Unmarshal([]byte(line), &res); err != nil || res.Objects != int64(objects) {
+				t.Fatalf("round %d, the plain program: %q (%v); want %d objects", r, line, err, objects)
+			}
+		})
+		if spent != nil {
+			spent[cpuOwn] = res.CPU
 		}
-		plain = append(plain, res.Elapsed)
-		run = append(run, timeRun(t, k8s, ns, "md5", fmt.Sprintf("run-%d", r), objects, workers, false))
-		overwrite = append(overwrite, timeRun(t, k8s, ns, "md5", fmt.Sprintf("overwrite-%d", r), objects, workers, true))
-		pulled = append(pulled, timeRun(t, k8s, ns, "md5-pull", fmt.Sprintf("pulled-%d", r), objects, workers, true))
+		plain.took, plain.cpu = append(plain.took, res.Elapsed), append(plain.cpu, spent)
+		for _, kind := range []struct {
+			runs      *timedRuns
+			transform string
+			prefix    string
+			overwrite bool
+		}{{&run, md5.Name, "run", false}, {&overwrite, md5.Name, "overwrite", true}, {&pulled, pull.Name, "pulled", true}} {
+			var took time.Duration
+			spent := meter.spent(kind.transform, func() {
+				took = timeRun(t, k8s, ns, kind.transform, fmt.Sprintf("%s-%d", kind.prefix, r), objects, workers, kind.overwrite)
+			})
+			kind.runs.took, kind.runs.cpu = append(kind.runs.took, took), append(kind.runs.cpu, spent)
+		}
 		for _, prefix := range []string{"plain", "run", "overwrite", "pulled"} {
 			job.run(fmt.Sprintf("check-%s-%d", prefix, r), "check", "-bucket", in, "-prefix", "in/", "-to-bucket", out,
 				"-to-prefix", fmt.Sprintf("%s-%d/", prefix, r), "-workers", "8")
 		}
 	}
-	tbl := storeTable(objects, size, workers, len(nodes), plain, timedRuns{"TransformRun", run},
-		timedRuns{"TransformRun, `overwrite: true`", overwrite},
-		timedRuns{"TransformRun, `overwrite: true`, hpull handed presigned GETs", pulled})
+	tbl := storeTable(objects, size, workers, len(nodes), plain.took, run, overwrite, pulled) + cpuTable(objects, plain, run, overwrite, pulled)
 	t.Logf("%d rounds, nodes %v:\n%s", rounds, nodes, tbl)
 	if dir := os.Getenv("MLKUBE_BENCH_OUT"); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -161,4 +180,75 @@ func (j storeJobs) run(name, job string, args ...string) string {
 	k8s := j.k8s
 	k8s.Timeout = 15 * time.Minute
 	return strings.TrimSpace(runToEnd(j.t, k8s, j.cs, pod))
+}
+
+// cpuMeter reads the CPU the parts of the benchmark's runs spend from their pods' cgroups, where
+// the test's host holds them (the local provider, kind): the node agents, the S3 server, and the
+// transformer pods of each Transform, by its name. A part whose pods' cgroups are not found, or
+// are gone when read (a pod replaced), leaves its rounds without CPU: the table says nothing
+// rather than a wrong figure.
+type cpuMeter struct {
+	t    *testing.T
+	dirs map[string][]string // part → the cgroup directories of its pods
+}
+
+func newCPUMeter(t *testing.T, k8s kubetest.Client, ns string, transforms ...string) *cpuMeter {
+	m := &cpuMeter{t: t, dirs: map[string][]string{}}
+	parts := map[string][]client.ListOption{
+		cpuAgents: {client.InNamespace(wire.AgentNamespace), client.MatchingLabels{labels.Component: "node-agent"}},
+		cpuS3:     {client.InNamespace(cluster.S3Namespace)},
+	}
+	for _, tr := range transforms {
+		parts[tr] = []client.ListOption{client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelName: tr, labels.Component: "transformer"}}
+	}
+	for part, opts := range parts {
+		var pods corev1.PodList
+		if err := k8s.List(t.Context(), &pods, opts...); err != nil {
+			t.Fatalf("the pods of %s: %v", part, err)
+		}
+		dirs, err := podcgroup.Find(podcgroup.CPUAcct, pods.Items)
+		if err != nil || len(dirs) != len(pods.Items) || len(dirs) == 0 {
+			t.Logf("CPU not read: the cgroups of %d of the %d pods of %s found (%v)", len(dirs), len(pods.Items), part, err)
+			return &cpuMeter{t: t}
+		}
+		for _, dir := range dirs {
+			m.dirs[part] = append(m.dirs[part], dir)
+		}
+	}
+	return m
+}
+
+// read is each part's CPU so far; nil when one was not read.
+func (m *cpuMeter) read() map[string]time.Duration {
+	if len(m.dirs) == 0 {
+		return nil
+	}
+	out := map[string]time.Duration{}
+	for part, dirs := range m.dirs {
+		for _, dir := range dirs {
+			d, err := podcgroup.CPU(dir)
+			if err != nil {
+				m.t.Logf("CPU of %s not read: %v", part, err)
+				return nil
+			}
+			out[part] += d
+		}
+	}
+	return out
+}
+
+// spent runs do and returns what the agents, the S3 server and the transformer pods of the
+// Transform own (as cpuOwn; none when "") spent meanwhile; nil when it was not read.
+func (m *cpuMeter) spent(own string, do func()) cpuSpent {
+	before := m.read()
+	do()
+	after := m.read()
+	if before == nil || after == nil {
+		return nil
+	}
+	spent := cpuSpent{cpuAgents: after[cpuAgents] - before[cpuAgents], cpuS3: after[cpuS3] - before[cpuS3]}
+	if own != "" {
+		spent[cpuOwn] = after[own] - before[own]
+	}
+	return spent
 }

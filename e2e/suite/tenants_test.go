@@ -7,14 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +26,7 @@ import (
 	"github.com/mlkube/mlkube/api/labels"
 	"github.com/mlkube/mlkube/api/scheme"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/e2e/internal/podcgroup"
 	"github.com/mlkube/mlkube/internal/kubetest"
 	"github.com/mlkube/mlkube/internal/loadgen"
 )
@@ -726,43 +723,22 @@ type peakMemory struct {
 	why   string            // why there are none
 }
 
-const cgroupMemory = "/sys/fs/cgroup/memory"
-
 func newPeakMemory(t *testing.T) *peakMemory {
 	t.Helper()
 	pm := &peakMemory{dirs: map[string]string{}, reset: map[string]bool{}}
 	pods := systemPods(t)
-	want := map[string]string{} // cgroup directory name → pod
-	for _, p := range pods {
-		uid := string(p.UID)
-		want["pod"+uid] = p.Name
-		// The systemd cgroup driver's name: kubepods-burstable-pod<uid with _>.slice.
-		want["pod"+strings.ReplaceAll(uid, "-", "_")+".slice"] = p.Name
-	}
-	err := filepath.WalkDir(cgroupMemory, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil //nolint:nilerr // an unreadable corner of the hierarchy is skipped
-		}
-		if strings.Count(strings.TrimPrefix(p, cgroupMemory), "/") > 6 {
-			return filepath.SkipDir
-		}
-		for suffix, pod := range want {
-			if strings.HasSuffix(d.Name(), suffix) {
-				pm.dirs[pod] = p
-				return filepath.SkipDir
-			}
-		}
-		return nil
-	})
-	switch {
-	case err != nil:
+	dirs, err := podcgroup.Find(podcgroup.Memory, pods)
+	if err != nil {
 		pm.why = err.Error()
-	case len(pm.dirs) == 0:
-		pm.why = "no pod's cgroup under " + cgroupMemory + " (cgroup v2, or the nodes run elsewhere)"
+	}
+	for _, p := range pods {
+		if dir, ok := dirs[p.UID]; ok {
+			pm.dirs[p.Name] = dir
+		}
 	}
 	// Start the peaks from now, where allowed (root); otherwise they cover the pods' lives.
 	for pod, dir := range pm.dirs {
-		if err := os.WriteFile(filepath.Join(dir, "memory.max_usage_in_bytes"), []byte("0"), 0); err != nil {
+		if err := podcgroup.ResetPeakMemory(dir); err != nil {
 			t.Logf("the peak memory of %s covers its whole life, not only the suite: resetting it: %v", pod, err)
 			continue
 		}
@@ -777,11 +753,7 @@ func (pm *peakMemory) read(pod string) (int64, error) {
 	if !ok {
 		return 0, errors.New("its cgroup was not found")
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "memory.max_usage_in_bytes"))
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return podcgroup.PeakMemory(dir)
 }
 
 // peak is pod's peak memory since the suite began, when known.

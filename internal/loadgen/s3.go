@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -96,6 +97,18 @@ type S3Result struct {
 	Objects int64         `json:"objects"`
 	Bytes   int64         `json:"bytes"`
 	Elapsed time.Duration `json:"elapsed"`
+	// CPU is the CPU time the process had spent when the job ended, user and kernel: a job
+	// runs in a process of its own, so the benchmark sets it against the CPU of a run's parts.
+	CPU time.Duration `json:"cpu"`
+}
+
+// processCPU is the CPU time this process has spent, user and kernel (0 where it can't be read).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // MD5 is the plain program the store benchmark measures a TransformRun against: it lists the
@@ -131,7 +144,7 @@ func (s *S3) MD5(ctx context.Context, prefix string, to *S3, toPrefix string, wo
 		mu.Unlock()
 		return nil
 	})
-	r.Elapsed = time.Since(start)
+	r.Elapsed, r.CPU = time.Since(start), processCPU()
 	return r, err
 }
 

@@ -33,8 +33,8 @@ func TestS3JobsAgainstARealServer(t *testing.T) {
 		t.Fatal("two seeded objects are equal")
 	}
 	r, err := in.MD5(ctx, "img/", out, "sums/", 4)
-	if err != nil || r.Objects != 20 || r.Bytes != 20*4096 || r.Elapsed <= 0 {
-		t.Fatalf("MD5: %+v, %v; want 20 objects of 4096 bytes", r, err)
+	if err != nil || r.Objects != 20 || r.Bytes != 20*4096 || r.Elapsed <= 0 || r.CPU <= 0 {
+		t.Fatalf("MD5: %+v, %v; want 20 objects of 4096 bytes, and the CPU spent", r, err)
 	}
 	if n, err := in.CheckMD5(ctx, "img/", out, "sums/", 2); n != 20 || err != nil {
 		t.Fatalf("CheckMD5 of the plain program's results: %d, %v", n, err)
