@@ -292,7 +292,6 @@ func write(t *testing.T, name, data string) {
 	}
 }
 
-// readyNodes are the cluster's ready nodes, at least one.
 // benchCluster is the cluster of MLKUBE_BENCH_KUBECONFIG, as a client and a clientset; the test
 // is skipped without it.
 func benchCluster(t *testing.T) (string, kubetest.Client, *kubernetes.Clientset) {
@@ -305,6 +304,7 @@ func benchCluster(t *testing.T) (string, kubetest.Client, *kubernetes.Clientset)
 		t.Fatal(err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
+	fixture.LogAPIWarnings()
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		t.Fatal(err)
@@ -312,6 +312,7 @@ func benchCluster(t *testing.T) (string, kubetest.Client, *kubernetes.Clientset)
 	return kubeconfig, kubetest.Client{Client: c, Interval: time.Second, Timeout: 3 * time.Minute}, kubernetes.NewForConfigOrDie(cfg)
 }
 
+// readyNodes are the cluster's ready nodes, at least one.
 func readyNodes(t *testing.T, k8s kubetest.Client) []string {
 	ready, err := fixture.ReadyNodes(context.Background(), k8s)
 	if err != nil {

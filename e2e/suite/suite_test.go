@@ -22,6 +22,7 @@ import (
 	kueuev1 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/mlkube/mlkube/api/scheme"
+	"github.com/mlkube/mlkube/e2e/internal/fixture"
 	"github.com/mlkube/mlkube/internal/kubetest"
 )
 
@@ -68,6 +69,7 @@ func TestMain(m *testing.M) {
 	}
 	// client-go's default of 5 requests a second would make the suite wait on itself.
 	cfg.QPS, cfg.Burst = 100, 200
+	fixture.LogAPIWarnings()
 	s := scheme.New()
 	utilruntime.Must(kueuev1.AddToScheme(s))
 	c, err := client.New(cfg, client.Options{Scheme: s})
