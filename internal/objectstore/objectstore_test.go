@@ -174,10 +174,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // GETs in a row are 20 requests on one connection, not 20 connections. The store is reached
 // through a proxy that counts both.
 func TestGetsAreOneRequestOnOneConnection(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "raw")
-	proxy, rec := recordingProxy(t, srv)
-	s := open(t, spec(proxy, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	s, rec := proxiedStore(t)
 	ctx := context.Background()
 	data := random(t, 100<<10)
 	if err := s.Put(ctx, "obj", bytes.NewReader(data), int64(len(data))); err != nil {
@@ -212,10 +209,7 @@ func TestGetsAreOneRequestOnOneConnection(t *testing.T) {
 // (a transform's result) goes up over plain HTTP as one PUT whose signature covers its SHA-256,
 // not as a stream signed chunk by chunk; it reads back as written.
 func TestResultsGoUpInOnePUTSignedWithTheirHash(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.Bucket(t, "raw")
-	proxy, rec := recordingProxy(t, srv)
-	s := open(t, spec(proxy, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback)
+	s, rec := proxiedStore(t)
 	ctx := context.Background()
 	for _, size := range []int{0, 32, 300 << 10} {
 		data := random(t, size)
@@ -258,6 +252,15 @@ func (r *recorder) taken() []recorded {
 	out := r.requests
 	r.requests = nil
 	return out
+}
+
+// proxiedStore is the store of the bucket raw of a new S3 server, reached through a
+// recordingProxy.
+func proxiedStore(t *testing.T) (*Store, *recorder) {
+	srv := s3test.Start(t)
+	srv.Bucket(t, "raw")
+	proxy, rec := recordingProxy(t, srv)
+	return open(t, spec(proxy, "raw"), Keys{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}, loopback), rec
 }
 
 // recordingProxy is a reverse proxy to srv that records each request and counts connections.
