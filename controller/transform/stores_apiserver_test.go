@@ -1,17 +1,14 @@
 package transform
 
 import (
-	"bytes"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
-	"github.com/mlkube/mlkube/internal/builders"
 	"github.com/mlkube/mlkube/internal/transformertoken"
 )
 
@@ -23,10 +20,7 @@ import (
 func TestStoresAreAppliedUnderTheGeneratedRole(t *testing.T) {
 	admin, manager := underGeneratedRole(t)
 	ctx := t.Context()
-	tr := defaulted(builders.Transform("t").Namespace("tenant").Runtime("img"))
-	tr.UID = "uid-1"
-	key := bytes.Repeat([]byte{9}, transformertoken.KeySize)
-	name := client.ObjectKey{Namespace: "tenant", Name: tokenSecretName(tr, "k1")}
+	tr, key, name := tokenFixture()
 	token := transformertoken.Derive("k1", key, "tenant", "t", "uid-1")
 	var w storesWriter
 	// secret reads the Secret, or says it is absent.

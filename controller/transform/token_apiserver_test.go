@@ -72,17 +72,21 @@ func underGeneratedRole(t *testing.T) (admin, manager client.Client) {
 	return admin, manager
 }
 
+// tokenFixture is the Transform tenant/t of UID uid-1, a transformer key of ID k1, and the name
+// of the token Secret they give: what the tests under the generated role apply.
+func tokenFixture() (*v1alpha1.Transform, []byte, client.ObjectKey) {
+	tr := defaulted(builders.Transform("t").Namespace("tenant").Runtime("img"))
+	tr.UID = "uid-1"
+	return tr, bytes.Repeat([]byte{9}, transformertoken.KeySize), client.ObjectKey{Namespace: "tenant", Name: tokenSecretName(tr, "k1")}
+}
+
 // TestTokenSecretIsAppliedUnderTheGeneratedRole runs applyTokenSecret on a real API server as a
 // user holding only the manager's generated ClusterRole (underGeneratedRole). A Secret a tenant
 // created first under the token Secret's name, with data of its choosing, is overwritten.
 func TestTokenSecretIsAppliedUnderTheGeneratedRole(t *testing.T) {
 	admin, manager := underGeneratedRole(t)
 	ctx := t.Context()
-
-	tr := defaulted(builders.Transform("t").Namespace("tenant").Runtime("img"))
-	tr.UID = "uid-1"
-	key := bytes.Repeat([]byte{9}, transformertoken.KeySize)
-	name := client.ObjectKey{Namespace: "tenant", Name: tokenSecretName(tr, "k1")}
+	tr, key, name := tokenFixture()
 	// The tenant was first, with a token of its own choosing and an extra key.
 	planted := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name},
 		Data: map[string][]byte{wire.TransformerTokenKey: []byte("chosen-by-tenant"), "extra": []byte("x")}}
