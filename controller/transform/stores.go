@@ -69,17 +69,18 @@ func storesFile(origins []string) []byte {
 // storesWriter applies the stores key to the token Secrets, and skips a Secret whose list this
 // manager already wrote there: a namespace's store events requeue all its pulling Transforms.
 type storesWriter struct {
-	mu      sync.Mutex
-	written map[storesSecret][sha256.Size]byte // digest of the value last written
+	mu sync.Mutex
+	// written is the digest of the value last written, by Transform (so that forget drops a
+	// Transform's entries at once) and token Secret.
+	written map[types.NamespacedName]map[storesSecret][sha256.Size]byte
 }
 
-// storesSecret is the token Secret of Transform name under keyID (so a key rotation, which names
-// a new Secret, is written anew) for the Transform of uid (so is one created again under the same
-// name). The Secret would do as the key, but the Transform's name lets forget find its entries.
+// storesSecret is a Transform's token Secret under keyID (so a key rotation, which names a new
+// Secret, is written anew) for the Transform of uid (so is one created again under the same
+// name).
 type storesSecret struct {
-	transform types.NamespacedName
-	uid       types.UID
-	keyID     string
+	uid   types.UID
+	keyID string
 }
 
 // apply writes origins as the stores key of t's token Secret under keyID, unless this writer
@@ -90,10 +91,10 @@ type storesSecret struct {
 // would find the old one's still held here, and the API server refuses a second controller). A
 // Secret that is gone is written with its token before the next pod that mounts it is created.
 func (w *storesWriter) apply(ctx context.Context, c client.Client, t *v1alpha1.Transform, keyID string, origins []string, always bool) error {
-	k := storesSecret{client.ObjectKeyFromObject(t), t.UID, keyID}
+	name, k := client.ObjectKeyFromObject(t), storesSecret{t.UID, keyID}
 	data := storesFile(origins)
 	digest := sha256.Sum256(data)
-	if last, ok := w.last(k); ok && last == digest && !always {
+	if last, ok := w.last(name, k); ok && last == digest && !always {
 		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"data": map[string][]byte{wire.TransformerStoresKey: data}})
@@ -106,24 +107,27 @@ func (w *storesWriter) apply(ctx context.Context, c client.Client, t *v1alpha1.T
 	defer w.mu.Unlock()
 	switch {
 	case apierrors.IsNotFound(err):
-		delete(w.written, k)
+		delete(w.written[name], k)
 		return nil
 	case err != nil:
-		delete(w.written, k) // what the Secret holds is unknown now
+		delete(w.written[name], k) // what the Secret holds is unknown now
 		return fmt.Errorf("writing the store origins into the token Secret %s/%s: %w", t.Namespace, secret.Name, err)
 	}
 	if w.written == nil {
-		w.written = map[storesSecret][sha256.Size]byte{}
+		w.written = map[types.NamespacedName]map[storesSecret][sha256.Size]byte{}
 	}
-	w.written[k] = digest
+	if w.written[name] == nil {
+		w.written[name] = map[storesSecret][sha256.Size]byte{}
+	}
+	w.written[name][k] = digest
 	return nil
 }
 
-// last is the digest of what was last written to k, if anything was.
-func (w *storesWriter) last(k storesSecret) ([sha256.Size]byte, bool) {
+// last is the digest of what was last written to k of Transform name, if anything was.
+func (w *storesWriter) last(name types.NamespacedName, k storesSecret) ([sha256.Size]byte, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	d, ok := w.written[k]
+	d, ok := w.written[name][k]
 	return d, ok
 }
 
@@ -132,11 +136,7 @@ func (w *storesWriter) last(k storesSecret) ([sha256.Size]byte, bool) {
 func (w *storesWriter) forget(name types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for k := range w.written {
-		if k.transform == name {
-			delete(w.written, k)
-		}
-	}
+	delete(w.written, name)
 }
 
 // podKeyIDs are the keys the transformer pods' tokens are derived with: each pod mounts the token

@@ -1,15 +1,20 @@
 package transform
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/mlkube/mlkube/api/etl/v1alpha1"
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/builders"
 )
 
 func store(endpoint, bucket string, edit ...func(*v1alpha1.ObjectStoreSpec)) v1alpha1.ObjectStore {
@@ -120,5 +125,49 @@ func TestPodKeyIDs(t *testing.T) {
 	got := podKeyIDs([]corev1.Pod{pod("k2"), pod("k1"), pod(""), pod("k2")})
 	if diff := cmp.Diff([]string{"k1", "k2"}, got); diff != "" {
 		t.Errorf("podKeyIDs (-want +got):\n%s", diff)
+	}
+}
+
+// TestStoresWriterSkipsWhatItWroteAndForgetsATransformWhole: a list written to a Secret is not
+// patched again; after forget, every token Secret of that Transform is written again and the
+// other Transform's are not.
+func TestStoresWriterSkipsWhatItWroteAndForgetsATransformWhole(t *testing.T) {
+	ctx := t.Context()
+	t1 := defaulted(builders.Transform("t1").Namespace("tenant").Runtime("img"))
+	t2 := defaulted(builders.Transform("t2").Namespace("tenant").Runtime("img"))
+	t1.UID, t2.UID = "uid-1", "uid-2"
+	secrets := []struct {
+		t     *v1alpha1.Transform
+		keyID string
+	}{{t1, "k1"}, {t1, "k2"}, {t2, "k1"}}
+	b := fake.NewClientBuilder()
+	for _, s := range secrets {
+		b.WithObjects(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: tokenSecretName(s.t, s.keyID)}})
+	}
+	patched := map[string]int{}
+	c := b.WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+		patched[obj.GetName()]++
+		return c.Patch(ctx, obj, p, opts...)
+	}}).Build()
+	var w storesWriter
+	applyAll := func() {
+		t.Helper()
+		for _, s := range secrets {
+			if err := w.apply(ctx, c, s.t, s.keyID, []string{"http://a:80"}, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	applyAll()
+	applyAll()
+	w.forget(client.ObjectKeyFromObject(t1))
+	applyAll()
+	want := map[string]int{tokenSecretName(t1, "k1"): 2, tokenSecretName(t1, "k2"): 2, tokenSecretName(t2, "k1"): 1}
+	if diff := cmp.Diff(want, patched); diff != "" {
+		t.Errorf("patches by Secret (-want +got):\n%s", diff)
+	}
+	var got corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant", Name: tokenSecretName(t2, "k1")}, &got); err != nil || string(got.Data[wire.TransformerStoresKey]) != "http://a:80\n" {
+		t.Errorf("%s holds %q (%v); want the list", tokenSecretName(t2, "k1"), got.Data[wire.TransformerStoresKey], err)
 	}
 }
