@@ -25,6 +25,18 @@ func transformerError(msg string) error {
 	return status.With(http.StatusBadGateway, errors.New(wire.RedactPresigned(msg)))
 }
 
+// answered is a transformer's failure (a transformerError) and the status it
+// answered with, which the agent does not pass on as its own: a transformer's
+// 404 is not a missing Transform. Where the status has one meaning whoever
+// says it (a presigned object the store does not have), the caller may.
+type answered struct {
+	code int
+	err  error
+}
+
+func (e answered) Error() string { return e.err.Error() }
+func (e answered) Unwrap() error { return e.err }
+
 // errTooLarge is an object over the agent's size limit.
 var errTooLarge = status.With(http.StatusRequestEntityTooLarge, errors.New("object exceeds the size limit"))
 

@@ -3,12 +3,14 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"sync/atomic"
 
 	"github.com/mlkube/mlkube/api/wire"
+	"github.com/mlkube/mlkube/internal/status"
 )
 
 // hpull lets the transformer fetch the object: as a path on the node when
@@ -36,6 +38,12 @@ func (h hpull) transform(ctx context.Context, t Target, in input, exceeded *atom
 		// signature.
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			ue.URL = wire.RedactPresigned(ue.URL)
+		}
+		// The SDK answers its fetch's 404 as its own: the store has no such
+		// object (a run's listed or templated name), which a relayed
+		// object's GET says as a 404 too.
+		if a, ok := errors.AsType[answered](err); ok && a.code == http.StatusNotFound {
+			err = status.NotFound(fmt.Errorf("object %q: it does not exist in the store (the transformer's fetch of it: %w)", in.object, a.err))
 		}
 		return result, n, err
 	}

@@ -126,7 +126,7 @@ func (a *Agent) roundTrip(req *http.Request, t Target) (io.ReadCloser, int64, er
 	if len(msg) == 0 {
 		msg = []byte(resp.Status)
 	}
-	return nil, 0, transformerError(string(msg))
+	return nil, 0, answered{resp.StatusCode, transformerError(string(msg))}
 }
 
 // timedOut reports whether ctx's deadline has passed, even if its timer

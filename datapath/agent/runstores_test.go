@@ -606,3 +606,33 @@ func TestTransformerMessagesLoseThePresignedSecrets(t *testing.T) {
 		t.Errorf("%d %s; want 502 with the URL quoted, its signature and credential redacted", a.status, body)
 	}
 }
+
+// TestPresignedMissingObjectIsNotFound: a listed name the store does not have fails with 404
+// naming it when the transformer fetches it itself, as when the agent relays it ("objects" of
+// TestNodeRunFromObjectStore), not with the transformer's failure as a bad gateway.
+func TestPresignedMissingObjectIsNotFound(t *testing.T) {
+	srv := s3test.Start(t)
+	putStoreObject(t, srv.Bucket(t, "raw"), "raw", "images/ok.jpg", []byte("ok"))
+	origin, err := wire.StoreOrigin(srv.Endpoint, "raw", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := filepath.Join(t.TempDir(), wire.TransformerStoresKey)
+	if err := os.WriteFile(listed, []byte(origin+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := storeEnv(t, testNode, storeKeys(srv))
+	rec := e.addRecordedTransform("t", etlv1alpha1.ArgURL, listed, tag("t"))
+	spec := storeRun("t", srv.Endpoint, "raw")
+	spec.Source = etlv1alpha1.RunSource{Store: "raw", Objects: []string{"images/ok.jpg", "images/gone.jpg"}}
+	spec.Nodes = []string{testNode} // this node's share is all of them
+	spec.ContinueOnError = true
+	s := e.runToEnd("objects", spec)
+	if got, ok := e.readObject("out/images/ok.jpg"); !ok || got != "ok|t:" || len(rec.taken()) != 2 {
+		t.Fatalf("out/images/ok.jpg = %q, %v; want the transformer to have fetched both", got, ok)
+	}
+	if len(s.Errors) != 1 || s.Errors[0].Object != "images/gone.jpg" || s.Errors[0].StatusCode != http.StatusNotFound ||
+		!strings.Contains(s.Errors[0].Message, `object "images/gone.jpg": it does not exist`) {
+		t.Errorf("errors %+v; want images/gone.jpg failed with 404 naming it", s.Errors)
+	}
+}
