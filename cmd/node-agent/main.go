@@ -169,6 +169,11 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 // 1 MiB per request.
 const maxHeaderBytes = 64 << 10
 
+// resolverSettle is how long a request for a Transform the agent's cache sees not running waits
+// for the cache to catch up with the API server (agent.CacheResolver.Settle): its watch lags the
+// stage a user has already seen Running by well under this.
+const resolverSettle = 3 * time.Second
+
 // newServer serves h on listen with bounded headers and deadlines for idle
 // clients and slow headers. It has no WriteTimeout (nor ReadTimeout): one
 // bounds a whole answer, and would cut an object's legitimate long stream
@@ -293,7 +298,7 @@ func run(s serving, opts agent.Options) error {
 	if !transforms.WaitForCacheSync(ctx) {
 		return errors.New("transform cache did not sync")
 	}
-	opts.Resolver = agent.CacheResolver{Reader: transforms, Node: opts.Node, Keys: transformertoken.NewKeys(s.keyDir)}
+	opts.Resolver = agent.CacheResolver{Reader: transforms, Node: opts.Node, Keys: transformertoken.NewKeys(s.keyDir), Settle: resolverSettle}
 	opts.Peers = agent.EndpointSlicePeers{Reader: transforms}
 	opts.NamespaceQuotaOf = agent.NamespaceQuotas(ctx, transforms)
 	opts.StoreSecrets = agent.SecretsOf(cs.CoreV1())

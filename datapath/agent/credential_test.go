@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -139,5 +141,43 @@ func TestSpoofedStatusReachesNoOtherTransformer(t *testing.T) {
 				t.Errorf("b's Func ran %d times, want once (for b's own request), not for a's", n)
 			}
 		})
+	}
+}
+
+// TestResolverWaitsForItsCacheToSeeTheTransformRunning: a lookup that finds the Transform still
+// starting reads the cache again for up to Settle, so a stage the API server already shows Running
+// (kubectl wait saw it) is not answered as not running because the agent's watch is behind;
+// without Settle, or past it, the answer is the NotRunningError.
+func TestResolverWaitsForItsCacheToSeeTheTransformRunning(t *testing.T) {
+	running := runningTransform("t", "uid-1", etlv1alpha1.CommHPush, "http://10.0.0.1:8000", "")
+	starting := running.DeepCopy()
+	starting.Status = etlv1alpha1.TransformStatus{Stage: etlv1alpha1.StageInitializing, Reason: "transformers ready on 1 of 2 nodes"}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(starting).WithStatusSubresource(starting).Build()
+	if _, err := (CacheResolver{Reader: c, Node: testNode}).Lookup(t.Context(), "default", "t"); !strings.Contains(fmt.Sprint(err), "stage Initializing") {
+		t.Fatalf("Lookup without Settle = %v, want not running at once", err)
+	}
+	caughtUp := make(chan error, 1)
+	go func() {
+		time.Sleep(4 * settlePoll) // the cache catches up while the lookup waits
+		got := starting.DeepCopy()
+		got.Status = running.Status
+		caughtUp <- c.Status().Update(context.Background(), got)
+	}()
+	target, err := CacheResolver{Reader: c, Node: testNode, Settle: time.Minute}.Lookup(t.Context(), "default", "t")
+	if uerr := <-caughtUp; uerr != nil {
+		t.Fatal(uerr)
+	}
+	if err != nil || target.URL == "" {
+		t.Fatalf("Lookup with Settle = %+v, %v; want the running Transform's target", target, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	stopped := running.DeepCopy()
+	stopped.Name, stopped.Spec.Stopped = "s", true
+	if err := c.Create(t.Context(), stopped); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (CacheResolver{Reader: c, Node: testNode, Settle: time.Minute}).Lookup(ctx, "default", "s"); !strings.Contains(fmt.Sprint(err), "stopped") {
+		t.Errorf("Lookup of a stopped Transform with its request gone = %v, want not running", err)
 	}
 }

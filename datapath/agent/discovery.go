@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,12 +28,45 @@ type CacheResolver struct {
 	// Keys derive the transformers' credentials (--transformer-key-dir); nil reaches only
 	// transformers created without one.
 	Keys *transformertoken.Keys
+	// Settle is how long a lookup that finds the Transform not running waits for the cache to
+	// see it running (0: not at all). The cache follows the API server a little behind, so a
+	// user who saw the stage Running (kubectl wait) and sends an object at once could otherwise
+	// be told it is still starting. It costs no API call, only a not-running answer's latency.
+	Settle time.Duration
 }
 
 var _ Resolver = CacheResolver{}
 
+// settlePoll is how often a settling lookup reads the cache again.
+const settlePoll = 50 * time.Millisecond
+
 // Lookup implements Resolver.
 func (r CacheResolver) Lookup(ctx context.Context, namespace, name string) (Target, error) {
+	target, err := r.lookup(ctx, namespace, name)
+	if _, ok := errors.AsType[*NotRunningError](err); !ok || r.Settle <= 0 {
+		return target, err
+	}
+	deadline := time.NewTimer(r.Settle)
+	defer deadline.Stop()
+	tick := time.NewTicker(settlePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return target, err
+		case <-deadline.C:
+			return target, err
+		case <-tick.C:
+		}
+		target, err = r.lookup(ctx, namespace, name)
+		if _, ok := errors.AsType[*NotRunningError](err); !ok {
+			return target, err
+		}
+	}
+}
+
+// lookup is one read of the Transform from the cache.
+func (r CacheResolver) lookup(ctx context.Context, namespace, name string) (Target, error) {
 	var t etlv1alpha1.Transform
 	err := r.Reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &t)
 	if apierrors.IsNotFound(err) {
