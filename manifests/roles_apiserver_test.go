@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -111,6 +112,18 @@ func TestRolesOnTheAPIServer(t *testing.T) {
 
 	objects := "objects.etl.mlkube.io"
 	use := "team-a: use transforms.etl.mlkube.io"
+	// The API server's RBAC authorizer reads bindings through its own watch, a little behind their
+	// creation: wait until each subject's binding is in force, by asking for what it grants (and
+	// the port-forward Role's, for everyone), before any answer is taken as the roles' own.
+	for _, s := range []subject{{"vera", authenticated}, {"ed", authenticated}, sa} {
+		for _, a := range []string{"team-a: get " + objects, "mlkube-datapath: create pods/portforward"} {
+			for deadline := time.Now().Add(time.Minute); !allowed(t, cs, s, access(t, a)); time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s was not granted %q a minute after the bindings were made", s.user, a)
+				}
+			}
+		}
+	}
 	// Reading an ObjectStore lets a caller list its objects through an agent (kubectl etl ls s3://).
 	getStore := "team-a: get objectstores.etl.mlkube.io"
 	// Every authenticated user may find and reach the agents, and do nothing else there.
