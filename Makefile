@@ -229,7 +229,8 @@ bench: ## benchmarks, each a ratio to a baseline in the same run, BENCH_COUNT ti
 	$(call run-bench,datapath,datapath/agent,-test.bench 'DataPath|Authorization' -test.benchtime 500ms)
 	$(call run-bench,noderun,datapath/agent,-test.bench NodeRun -test.benchtime 1x)
 	$(call run-bench,h1client,internal/h1client,-test.bench RoundTrip -test.benchtime 20000x)
-	@for f in controller webhook sdk datapath noderun h1client; do \
+	$(call run-bench,mxconfig,api/mxnet/mxconfig,-test.bench . -test.benchmem)
+	@for f in controller webhook sdk datapath noderun h1client mxconfig; do \
 		printf '\n### %s\n\n```\n' $$f; $(BENCHSTAT) $(BENCH_OUT)/$$f.txt; printf '```\n'; \
 	done > $(BENCH_OUT)/bench.md
 	cat $(BENCH_OUT)/bench.md

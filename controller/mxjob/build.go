@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/mlkube/mlkube/api/mxnet/mxconfig"
 	"github.com/mlkube/mlkube/api/mxnet/v1beta1"
 )
 
@@ -25,8 +26,9 @@ func podRestartPolicy(p v1beta1.RestartPolicy) corev1.RestartPolicy {
 }
 
 // buildReplicaPod makes replica r's pod from its template: labels, owner reference, restart
-// policy and the DMLC environment appended to every container.
-func buildReplicaPod(job *v1beta1.MxJob, r replica) *corev1.Pod {
+// policy and the DMLC environment appended to every container. cluster is
+// mxCluster(job).Encode(), which the pods of one job share.
+func buildReplicaPod(job *v1beta1.MxJob, cluster mxconfig.EncodedCluster, r replica) *corev1.Pod {
 	rs := job.Spec.ReplicaSpecFor(r.Type)
 	tmpl := rs.Template.DeepCopy()
 	labels := maps.Clone(tmpl.Labels)
@@ -45,7 +47,7 @@ func buildReplicaPod(job *v1beta1.MxJob, r replica) *corev1.Pod {
 		Spec: tmpl.Spec,
 	}
 	pod.Spec.RestartPolicy = podRestartPolicy(rs.RestartPolicy)
-	env := dmlcEnv(job, r)
+	env := dmlcEnv(job, cluster, r)
 	for i := range pod.Spec.Containers {
 		pod.Spec.Containers[i].Env = append(pod.Spec.Containers[i].Env, env...)
 	}

@@ -75,7 +75,7 @@ func TestDMLCEnv(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, envMap(dmlcEnv(tc.job, tc.r))); diff != "" {
+			if diff := cmp.Diff(tc.want, envMap(envOf(tc.job, tc.r))); diff != "" {
 				t.Errorf("env (-want +got):\n%s", diff)
 			}
 		})
@@ -91,7 +91,7 @@ func TestBuildReplicaPod(t *testing.T) {
 		rs.Template.Spec.Containers = append(rs.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "s",
 			Env: []corev1.EnvVar{{Name: "OWN", Value: "1"}}})
 	}))
-	pod := buildReplicaPod(job, replica{v1beta1.ReplicaTypeWorker, 1})
+	pod := podOf(job, replica{v1beta1.ReplicaTypeWorker, 1})
 	if pod.Name != "train-worker-1" || pod.Namespace != "default" {
 		t.Errorf("pod %s/%s; want default/train-worker-1", pod.Namespace, pod.Name)
 	}
@@ -138,10 +138,19 @@ func TestBuildReplicaService(t *testing.T) {
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 7000 || svc.Spec.Ports[0].TargetPort.IntVal != 7000 {
 		t.Errorf("ports %+v; want 7000", svc.Spec.Ports)
 	}
-	pod := buildReplicaPod(job, replica{v1beta1.ReplicaTypeScheduler, 0})
+	pod := podOf(job, replica{v1beta1.ReplicaTypeScheduler, 0})
 	for k, v := range svc.Spec.Selector {
 		if pod.Labels[k] != v {
 			t.Errorf("the Service selects %s=%s, which its pod does not carry", k, v)
 		}
 	}
+}
+
+// podOf and envOf are replica r's pod and environment, the job's cluster rendered for it alone.
+func podOf(job *v1beta1.MxJob, r replica) *corev1.Pod {
+	return buildReplicaPod(job, mxCluster(job).Encode(), r)
+}
+
+func envOf(job *v1beta1.MxJob, r replica) []corev1.EnvVar {
+	return dmlcEnv(job, mxCluster(job).Encode(), r)
 }

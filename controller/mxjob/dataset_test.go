@@ -20,7 +20,7 @@ func TestAddDataset(t *testing.T) {
 		EditReplica(2, func(rs *v1beta1.ReplicaSpec) {
 			rs.Template.Spec.Containers = append(rs.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "s"})
 		}))
-	pod := buildReplicaPod(job, replica{v1beta1.ReplicaTypeWorker, 1})
+	pod := podOf(job, replica{v1beta1.ReplicaTypeWorker, 1})
 	addDataset(pod, job, []string{"node-b", "node-a"})
 
 	wantEnv := []corev1.EnvVar{
@@ -33,7 +33,7 @@ func TestAddDataset(t *testing.T) {
 		{Name: "MLKUBE_DATASET_ARGS", Value: "size=224"},
 	}
 	wantMounts := []corev1.VolumeMount{{Name: "mlkube-datapath-token", MountPath: "/var/run/secrets/mlkube.io/datapath", ReadOnly: true}}
-	dmlc := len(dmlcEnv(job, replica{v1beta1.ReplicaTypeWorker, 1}))
+	dmlc := len(envOf(job, replica{v1beta1.ReplicaTypeWorker, 1}))
 	for _, c := range pod.Spec.Containers {
 		if diff := cmp.Diff(wantEnv, c.Env[dmlc:]); diff != "" {
 			t.Errorf("container %s: the env after the DMLC env (-want +got):\n%s", c.Name, diff)
@@ -145,7 +145,7 @@ func TestWorkerWithADatasetPassesRestricted(t *testing.T) {
 		rs.Template.Spec.SecurityContext = restricted.Pod(restricted.DefaultUser)
 		rs.Template.Spec.Containers[0].SecurityContext = restricted.Container()
 	}))
-	pod := buildReplicaPod(job, replica{v1beta1.ReplicaTypeWorker, 0})
+	pod := podOf(job, replica{v1beta1.ReplicaTypeWorker, 0})
 	addDataset(pod, job, []string{"n1"})
 	v, err := restrictedtest.Violations(&pod.Spec)
 	if err != nil {

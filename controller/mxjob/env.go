@@ -10,8 +10,9 @@ import (
 )
 
 // dmlcEnv is the environment every container of replica r gets: what ps-lite and MXNet read to
-// find the scheduler and size the topology.
-func dmlcEnv(job *v1beta1.MxJob, r replica) []corev1.EnvVar {
+// find the scheduler and size the topology. cluster is mxCluster(job), rendered once for all
+// of the job's replicas.
+func dmlcEnv(job *v1beta1.MxJob, cluster mxconfig.EncodedCluster, r replica) []corev1.EnvVar {
 	scheduler := job.Spec.ReplicaSpecFor(v1beta1.ReplicaTypeScheduler)
 	rootURI, rootPort := "", "0"
 	if job.Spec.JobMode == v1beta1.DistMode && scheduler != nil {
@@ -29,12 +30,13 @@ func dmlcEnv(job *v1beta1.MxJob, r replica) []corev1.EnvVar {
 	if r.Type == v1beta1.ReplicaTypeWorker {
 		env = append(env, corev1.EnvVar{Name: mxconfig.EnvWorkerID, Value: strconv.Itoa(r.Index)})
 	}
-	return append(env, corev1.EnvVar{Name: mxconfig.EnvName, Value: mxConfig(job, r).String()})
+	task := mxconfig.Task{Type: r.Type.Role(), Index: r.Index}
+	return append(env, corev1.EnvVar{Name: mxconfig.EnvName, Value: cluster.For(task)})
 }
 
-// mxConfig is MX_CONFIG for replica r. Every replica is named by its Service, which resolves to
-// its pod.
-func mxConfig(job *v1beta1.MxJob, r replica) mxconfig.Config {
+// mxCluster is the cluster part of every replica's MX_CONFIG. Every replica is named by its
+// Service, which resolves to its pod.
+func mxCluster(job *v1beta1.MxJob) mxconfig.Cluster {
 	endpoints := func(t v1beta1.ReplicaType) []mxconfig.Endpoint {
 		rs := job.Spec.ReplicaSpecFor(t)
 		out := []mxconfig.Endpoint{}
@@ -43,12 +45,9 @@ func mxConfig(job *v1beta1.MxJob, r replica) mxconfig.Config {
 		}
 		return out
 	}
-	return mxconfig.Config{
-		Cluster: mxconfig.Cluster{
-			Scheduler: endpoints(v1beta1.ReplicaTypeScheduler),
-			Server:    endpoints(v1beta1.ReplicaTypeServer),
-			Worker:    endpoints(v1beta1.ReplicaTypeWorker),
-		},
-		Task: mxconfig.Task{Type: r.Type.Role(), Index: r.Index},
+	return mxconfig.Cluster{
+		Scheduler: endpoints(v1beta1.ReplicaTypeScheduler),
+		Server:    endpoints(v1beta1.ReplicaTypeServer),
+		Worker:    endpoints(v1beta1.ReplicaTypeWorker),
 	}
 }

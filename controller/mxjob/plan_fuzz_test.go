@@ -68,7 +68,7 @@ type jobWorld struct {
 
 // addPod stores replica r's pod as the API server does on create: no phase yet.
 func (w *jobWorld) addPod(r replica) {
-	p := buildReplicaPod(w.job, r)
+	p := podOf(w.job, r)
 	w.uids++
 	p.UID = types.UID(fmt.Sprintf("uid-%d", w.uids))
 	p.CreationTimestamp = metav1.NewTime(w.now)

@@ -24,7 +24,7 @@ func pod(job *v1beta1.MxJob, name string, phase corev1.PodPhase, opts ...func(*c
 	var typ string
 	fmt.Sscanf(strings.Replace(name, "-", " ", 1), "%s %d", &typ, &r.Index)
 	r.Type = v1beta1.ReplicaType(strings.ToUpper(typ))
-	p := buildReplicaPod(job, r)
+	p := podOf(job, r)
 	p.UID = types.UID("uid-" + name)
 	p.Status.Phase = phase
 	for _, o := range opts {

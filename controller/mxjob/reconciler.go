@@ -111,8 +111,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // podCreation makes a replica's pod; a worker of a job with a dataset goes to one of nodes.
 func podCreation(job *v1beta1.MxJob, nodes []string) func(replica) owned.Creation {
+	cluster := mxCluster(job).Encode()
 	return func(r replica) owned.Creation {
-		pod := buildReplicaPod(job, r)
+		pod := buildReplicaPod(job, cluster, r)
 		if readsDataset(job, r) {
 			addDataset(pod, job, nodes)
 		}

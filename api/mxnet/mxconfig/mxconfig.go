@@ -8,6 +8,7 @@ package mxconfig
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // EnvName is the environment variable that carries the configuration.
@@ -54,11 +55,39 @@ type Task struct {
 
 // String renders the configuration as the JSON that MX_CONFIG holds.
 func (c Config) String() string {
-	raw, err := json.Marshal(c)
+	return c.Cluster.Encode().For(c.Task)
+}
+
+// EncodedCluster is a Cluster rendered once, to be completed with each replica's Task. Every
+// replica's MX_CONFIG lists the whole job, so rendering it replica by replica costs the square
+// of the job's size: 40,000 endpoints for a job of 200 workers.
+type EncodedCluster struct{ raw []byte }
+
+// Encode renders the cluster for For.
+func (c Cluster) Encode() EncodedCluster {
+	return EncodedCluster{raw: marshal(c)}
+}
+
+// For is MX_CONFIG for the replica t, the same bytes Config{Cluster: c, Task: t}.String()
+// would hold if json.Marshal rendered the whole Config.
+func (e EncodedCluster) For(t Task) string {
+	task := marshal(t)
+	var b strings.Builder
+	b.Grow(len(`{"cluster":,"task":}`) + len(e.raw) + len(task))
+	b.WriteString(`{"cluster":`)
+	b.Write(e.raw)
+	b.WriteString(`,"task":`)
+	b.Write(task)
+	b.WriteByte('}')
+	return b.String()
+}
+
+func marshal(v any) []byte {
+	raw, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // plain structs of strings and ints always marshal
 	}
-	return string(raw)
+	return raw
 }
 
 // Parse decodes MX_CONFIG. Unknown fields are allowed because MXNet launchers add their own (the

@@ -1,6 +1,7 @@
 package mxconfig
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,5 +60,29 @@ func TestParseKubeflowConfig(t *testing.T) {
 	}
 	if _, err := Parse(`{"cluster":{"worker":"j-worker-0"}}`); err == nil {
 		t.Error("a cluster entry that is not a list parsed without error")
+	}
+}
+
+// String renders the cluster once and adds the task: its bytes must stay what json.Marshal
+// makes of the whole Config, which readers in other languages parse.
+func TestStringIsTheWholeConfigMarshalled(t *testing.T) {
+	cluster := Cluster{
+		Scheduler: []Endpoint{{URL: "j-scheduler-0", Port: 9091}},
+		Server:    nil,
+		Worker:    []Endpoint{{URL: "j-\"worker\"-0<&>", Port: 9091}, {URL: "j-worker-1", Port: -1}},
+	}
+	encoded := cluster.Encode()
+	for _, task := range []Task{{Type: "worker", Index: 1}, {Type: "sch\"eduler\u2028", Index: 0}, {}} {
+		c := Config{Cluster: cluster, Task: task}
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.String(); got != string(want) {
+			t.Errorf("String() = %s\nwant        %s", got, want)
+		}
+		if got := encoded.For(task); got != string(want) {
+			t.Errorf("Encode().For(%+v) = %s\nwant                %s", task, got, want)
+		}
 	}
 }
