@@ -139,7 +139,9 @@ type Agent struct {
 	stats             recorder
 	runs              *noderun.Runs
 	limits            nodeLimits
-	promHandler       http.Handler
+	// size bounds every object (--max-object-size).
+	size        sizeLimit
+	promHandler http.Handler
 	// objects is the object API's store; peers carries its requests to
 	// other nodes' agents, as this agent (peerToken), and located remembers
 	// where objects were found.
@@ -194,6 +196,7 @@ func New(opts Options) (*Agent, error) {
 		metrics: newMetrics(),
 		stats:   recorder{node: opts.Node},
 		limits:  newNodeLimits(opts),
+		size:    newSizeLimit(opts.MaxObjectSize, opts.Node),
 
 		storeLists: make(chan struct{}, maxStoreLists),
 	}
@@ -202,7 +205,7 @@ func New(opts Options) (*Agent, error) {
 		a.resolver = &probingResolver{next: opts.Resolver, probe: a.probeTransformer}
 	}
 	a.objects = &objectStore{root: root, node: opts.Node, bounds: storeBounds{
-		node: opts.Node, maxSize: opts.MaxObjectSize, minFree: opts.MinFreeBytes,
+		node: opts.Node, size: a.size, minFree: opts.MinFreeBytes,
 		quota: opts.NamespaceQuota, quotaOf: opts.NamespaceQuotaOf, freeBytes: statfsFree(root.Name()),
 	}}
 	a.objects.bounds.usage.root = a.objects.namespace

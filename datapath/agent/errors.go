@@ -37,9 +37,6 @@ type answered struct {
 func (e answered) Error() string { return e.err.Error() }
 func (e answered) Unwrap() error { return e.err }
 
-// errTooLarge is an object over the agent's size limit.
-var errTooLarge = status.With(http.StatusRequestEntityTooLarge, errors.New("object exceeds the size limit"))
-
 // statusOf returns the status that answers err: the one it carries (package
 // status), else a Resolver's failure, else a failure on the way to the
 // transformer.

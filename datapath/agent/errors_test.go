@@ -136,8 +136,13 @@ func TestRequestErrors(t *testing.T) {
 			if a.status != tc.wantCode {
 				t.Fatalf("status %d, want %d: %s", a.status, tc.wantCode, a.body)
 			}
-			if got := a.apiError(t); got.Node != testNode || got.Error == "" {
+			got := a.apiError(t)
+			if got.Node != testNode || got.Error == "" {
 				t.Errorf("error %+v lacks node or message", got)
+			}
+			// Every path an object takes names the limit and the flag that sets it.
+			if tc.wantCode == http.StatusRequestEntityTooLarge && !strings.Contains(got.Error, "over the limit of 1024 bytes of node "+testNode+"'s agent (--max-object-size)") {
+				t.Errorf("413 %q does not name the limit, the node and --max-object-size", got.Error)
 			}
 		})
 	}

@@ -195,11 +195,11 @@ func (a *Agent) requestInput(ctx context.Context, r *http.Request, p transformPa
 // size limit (413 past it, remembered in exceeded when set) and guarded: closing the guard ends
 // every read of it. A body known to be too large is closed and refused at once.
 func (a *Agent) bodyInput(in *input, body io.ReadCloser, exceeded *atomic.Bool) (*guardedBody, error) {
-	if a.opts.MaxObjectSize >= 0 && in.size > a.opts.MaxObjectSize {
+	if a.size.over(in.size) {
 		body.Close()
-		return nil, errTooLarge
+		return nil, a.size.err
 	}
-	g := &guardedBody{r: limit(body, a.opts.MaxObjectSize, exceeded), c: body}
+	g := &guardedBody{r: a.size.wrap(body, exceeded), c: body}
 	in.body = g
 	return g, nil
 }
@@ -212,8 +212,8 @@ func (a *Agent) localInput(data *dataroot.Namespace, object, args string) (input
 		return in, err
 	}
 	f.Close()
-	if a.opts.MaxObjectSize >= 0 && size > a.opts.MaxObjectSize {
-		return in, errTooLarge
+	if a.size.over(size) {
+		return in, a.size.err
 	}
 	in.size = size
 	return in, nil

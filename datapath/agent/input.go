@@ -62,12 +62,29 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// limit wraps r in the agent's size limit; limit < 0 is no limit.
-func limit(r io.Reader, limit int64, exceeded *atomic.Bool) io.Reader {
-	if limit < 0 {
+// sizeLimit is the agent's bound on an object (--max-object-size), the same on every path an
+// object takes: relayed, read from the data root, fetched by the transformer, stored.
+type sizeLimit struct {
+	max int64 // negative: no limit
+	err error // the 413 that names the limit, the node and the flag
+}
+
+func newSizeLimit(max int64, node string) sizeLimit {
+	return sizeLimit{max, status.With(http.StatusRequestEntityTooLarge, fmt.Errorf(
+		"object is over the limit of %d bytes of node %s's agent (--max-object-size)", max, node))}
+}
+
+// over reports whether an object of size bytes is past the limit; an unknown size (-1) is not.
+func (l sizeLimit) over(size int64) bool {
+	return l.max >= 0 && size > l.max
+}
+
+// wrap holds r to the limit: a read past it fails with l.err, remembered in exceeded when set.
+func (l sizeLimit) wrap(r io.Reader, exceeded *atomic.Bool) io.Reader {
+	if l.max < 0 {
 		return r
 	}
-	return &limitedBody{r: r, left: limit, err: errTooLarge, exceeded: exceeded}
+	return &limitedBody{r: r, left: l.max, err: l.err, exceeded: exceeded}
 }
 
 // checkSrc refuses a ?src= that is not an absolute http(s) URL (400), then
@@ -126,11 +143,11 @@ func (a *Agent) openBytes(in input, exceeded *atomic.Bool) (io.ReadCloser, int64
 	default:
 		rc = io.NopCloser(in.body)
 	}
-	if a.opts.MaxObjectSize >= 0 && size > a.opts.MaxObjectSize {
+	if a.size.over(size) {
 		rc.Close()
-		return nil, 0, errTooLarge
+		return nil, 0, a.size.err
 	}
-	return readCloser{limit(rc, a.opts.MaxObjectSize, exceeded), rc}, size, nil
+	return readCloser{a.size.wrap(rc, exceeded), rc}, size, nil
 }
 
 // guardedBody is a request body that can be cut off: once Close returns,

@@ -25,8 +25,8 @@ const QuotaAnnotation = "data.mlkube.io/quota-per-node"
 // refusal names its limit and how to change it.
 type storeBounds struct {
 	node string
-	// maxSize bounds an object; negative is none (--max-object-size).
-	maxSize int64
+	// size bounds an object.
+	size sizeLimit
 	// minFree is the free space a PUT never takes (--min-free-bytes).
 	minFree int64
 	// quota bounds each namespace's bytes on the node; 0 is none
@@ -78,9 +78,8 @@ func (b *storeBounds) bound(advice string) (bound, error) {
 			tight = bound{max(n, 0), err}
 		}
 	}
-	if b.maxSize >= 0 {
-		tighten(b.maxSize, status.With(http.StatusRequestEntityTooLarge, fmt.Errorf(
-			"object is over the limit of %d bytes of node %s's agent (--max-object-size)", b.maxSize, b.node)))
+	if b.size.max >= 0 {
+		tighten(b.size.max, b.size.err)
 	}
 	free, err := b.freeBytes()
 	if err != nil {

@@ -202,7 +202,7 @@ func testBounds(t *testing.T, quota int64) *storeBounds {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	b := &storeBounds{node: testNode, maxSize: -1, quota: quota, freeBytes: func() (int64, error) { return 1 << 40, nil }}
+	b := &storeBounds{node: testNode, size: newSizeLimit(-1, testNode), quota: quota, freeBytes: func() (int64, error) { return 1 << 40, nil }}
 	b.usage.root = func(ns string) *dataroot.Namespace { return dataroot.Of(root, ns, "") }
 	return b
 }

@@ -57,10 +57,10 @@ func (o *objectRun) run(ctx context.Context, targets []Target, in input) (io.Rea
 }
 
 // classify turns an error caused by the size limit, wherever it surfaced,
-// into errTooLarge.
+// into the limit's own.
 func (o *objectRun) classify(err error) error {
 	if err != nil && o.exceeded.Load() {
-		return errTooLarge
+		return o.a.size.err
 	}
 	return err
 }

@@ -99,8 +99,8 @@ func (p runPipeline) input(ctx context.Context, object, args string, open noderu
 			// The transformer fetches it, not the agent, but an object the agent
 			// would not relay is not handed on either; an unlisted size (-1) is
 			// the transformer's to bound.
-			if p.a.opts.MaxObjectSize >= 0 && size > p.a.opts.MaxObjectSize {
-				return in, nil, errTooLarge
+			if p.a.size.over(size) {
+				return in, nil, p.a.size.err
 			}
 			in.src, in.size = u, max(size, 0)
 			return in, nil, nil

@@ -545,8 +545,8 @@ func TestNodeRunFromObjectStoreThroughPresignedURLs(t *testing.T) {
 					t.Fatalf("the transformer took %d requests, counts %+v; want 4 taken and done, %d failed", len(srcs), s.RunCounts, len(want)-4)
 				}
 				for _, oe := range s.Errors {
-					if !strings.Contains(oe.Message, "size limit") {
-						t.Errorf("%s failed with %q; want the size limit named", oe.Object, oe.Message)
+					if !strings.Contains(oe.Message, fmt.Sprintf("over the limit of %d bytes", tc.maxSize)) || !strings.Contains(oe.Message, "--max-object-size") {
+						t.Errorf("%s failed with %q; want the limit and its flag named", oe.Object, oe.Message)
 					}
 				}
 				return

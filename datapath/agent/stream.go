@@ -164,7 +164,7 @@ func (a *Agent) startStreamObject(t Target, ctrl wire.Control, body io.Reader) s
 	o.cancel = cancel
 	tc, err := a.ws.get(ctx, t, nil)
 	if err == nil {
-		o.pending, err = tc.start(ctx, wire.Control{Object: ctrl.Object, Args: ctrl.Args}, limit(o.in, a.opts.MaxObjectSize, o.exceeded))
+		o.pending, err = tc.start(ctx, wire.Control{Object: ctrl.Object, Args: ctrl.Args}, a.size.wrap(o.in, o.exceeded))
 	}
 	o.err = err
 	return o
@@ -202,7 +202,7 @@ func (a *Agent) answerStreamObject(conn *ws.Conn, t Target, o streamObject, buf 
 		res, err = o.pending.wait()
 	}
 	if err != nil && o.exceeded != nil && o.exceeded.Load() { // nil for an object refused before its body
-		err = errTooLarge
+		err = a.size.err
 	}
 	if err != nil {
 		return a.answerStreamError(conn, t, o, 0, err)
