@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -243,6 +244,24 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 		t.Errorf("the run through md5-pull: totals %+v; want 1000 done", got.Status.Totals)
 	}
 	sameFiles(t, "the bucket's objects under pulled/ after the run through md5-pull, against the md5 of each object", s3.get(t, outBucket, "pulled/"), digests)
+
+	// A named key the bucket lacks fails alone, 404 naming it, as it would if the agent relayed
+	// it: the transformer's fetch of it is not read as the transformer failing.
+	erin.file("missing.yaml", strings.Replace(runThroughYAML("pulled-missing", "md5-pull", "raw", "store: processed, prefix: pulled-missing"),
+		"prefix: images}", "objects: [images/00/0000.bin, images/none.bin]}\n  continueOnError: true", 1))
+	erin.do(ns, "apply --filename=missing.yaml", "transformrun.etl.mlkube.io/pulled-missing created")
+	got = waitRun(t, &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "pulled-missing", Namespace: ns}}, v1alpha1.RunFailed)
+	if got.Status.Totals.DoneObjects != 1 || got.Status.Totals.FailedObjects != 1 {
+		t.Errorf("the run of one key there and one not: totals %+v; want 1 done, 1 failed", got.Status.Totals)
+	}
+	var missing []v1alpha1.ObjectError
+	if raw := erin.do(ns, "etl runs errors pulled-missing -o json"); json.Unmarshal([]byte(raw), &missing) != nil {
+		t.Fatalf("kubectl etl runs errors pulled-missing -o json: %.500s", raw)
+	}
+	if len(missing) != 1 || missing[0].Object != "images/none.bin" || missing[0].StatusCode != http.StatusNotFound ||
+		!strings.Contains(missing[0].Message, `object "images/none.bin": it does not exist in the store`) {
+		t.Errorf("kubectl etl runs errors pulled-missing: %+v; want images/none.bin alone, 404, saying it does not exist in the store", missing)
+	}
 
 	// kubectl etl cp copies between the bucket and the namespace's objects, either way, through
 	// copy runs the agents carry out.
