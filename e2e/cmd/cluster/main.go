@@ -22,10 +22,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-
 	"github.com/mlkube/mlkube/e2e/cluster"
+	"github.com/mlkube/mlkube/e2e/internal/fixture"
 	"github.com/mlkube/mlkube/internal/repo"
 )
 
@@ -61,7 +59,7 @@ func run(ctx context.Context, args []string) error {
 	// controller-runtime's clients (installing metrics-server, say) log the API server's
 	// warnings; with the rest of the command's lines. Unset, they would be dropped and
 	// controller-runtime would print a stack trace saying so.
-	ctrllog.SetLogger(funcr.New(func(prefix, args string) { logf("%s %s", prefix, args) }, funcr.Options{}))
+	fixture.LogAPIWarningsTo(func(line string) { logf("%s", line) })
 	began := time.Now()
 	defer func() { logf("%s took %v", args[0], time.Since(began).Round(100*time.Millisecond)) }()
 	switch args[0] {
