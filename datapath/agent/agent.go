@@ -22,6 +22,7 @@ import (
 	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/egress"
 	"github.com/mlkube/mlkube/internal/h1client"
+	"github.com/mlkube/mlkube/internal/objectstore"
 	"github.com/mlkube/mlkube/internal/status"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	// MaxOfflineWorkers their workers together; a run past either is
 	// refused with 429.
 	MaxOfflineRuns, MaxOfflineWorkers int
+	// MaxLargeStorePuts bounds the runs' results of over objectstore.HeadSize going up to
+	// object stores at once: each holds a part buffer of objectstore.PartSize, and more wait.
+	MaxLargeStorePuts int
 	// MaxStreams bounds the client streams (PathStream) open at once; one
 	// past it is refused with 429 before the upgrade.
 	MaxStreams int
@@ -112,7 +116,7 @@ func DefaultOptions() Options {
 	return Options{
 		TransformerDataRoot: wire.DataRoot,
 		MaxObjectSize:       5 << 30, WSConns: 4,
-		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxStreams: 256, MaxInlineRequests: 256,
+		MaxOfflineRuns: 4, MaxOfflineWorkers: 64, MaxLargeStorePuts: 8, MaxStreams: 256, MaxInlineRequests: 256,
 		StreamIdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, PingInterval: 30 * time.Second,
 		StreamReauthorize: time.Minute, // the reviewer's AllowTTL: a re-check sooner would only read its cache
 
@@ -140,7 +144,9 @@ type Agent struct {
 	runs              *noderun.Runs
 	limits            nodeLimits
 	// size bounds every object (--max-object-size).
-	size        sizeLimit
+	size sizeLimit
+	// largePuts bounds the large results going up to the stores of every run.
+	largePuts   *objectstore.LargePuts
 	promHandler http.Handler
 	// objects is the object API's store; peers carries its requests to
 	// other nodes' agents, as this agent (peerToken), and located remembers
@@ -166,7 +172,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.WSConns < 1 {
 		return nil, fmt.Errorf("agent: %d ws connections per transformer", opts.WSConns)
 	}
-	for name, v := range map[string]int{"offline runs": opts.MaxOfflineRuns, "offline workers": opts.MaxOfflineWorkers, "streams": opts.MaxStreams, "inline requests": opts.MaxInlineRequests} {
+	for name, v := range map[string]int{"offline runs": opts.MaxOfflineRuns, "offline workers": opts.MaxOfflineWorkers, "large store puts": opts.MaxLargeStorePuts, "streams": opts.MaxStreams, "inline requests": opts.MaxInlineRequests} {
 		if v < 1 {
 			return nil, fmt.Errorf("agent: a limit of %d %s", v, name)
 		}
@@ -197,6 +203,8 @@ func New(opts Options) (*Agent, error) {
 		stats:   recorder{node: opts.Node},
 		limits:  newNodeLimits(opts),
 		size:    newSizeLimit(opts.MaxObjectSize, opts.Node),
+
+		largePuts: objectstore.NewLargePuts(opts.MaxLargeStorePuts, "--max-large-store-puts"),
 
 		storeLists: make(chan struct{}, maxStoreLists),
 	}

@@ -165,6 +165,7 @@ func TestNewRefusesZeroLimits(t *testing.T) {
 	for _, set := range []func(*Options){
 		func(o *Options) { o.MaxOfflineRuns = 0 },
 		func(o *Options) { o.MaxOfflineWorkers = 0 },
+		func(o *Options) { o.MaxLargeStorePuts = 0 },
 		func(o *Options) { o.MaxStreams = 0 },
 		func(o *Options) { o.MaxInlineRequests = 0 },
 		func(o *Options) { o.StreamIdleTimeout = 0 },

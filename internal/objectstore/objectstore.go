@@ -8,10 +8,8 @@ package objectstore
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -89,12 +87,14 @@ type Store struct {
 	// presigns: a URL this client signs can be handed to a transformer, which trusts the
 	// system's CAs only; a store of a caBundle of its own is read by the agent.
 	presigns bool
+	// large bounds the large Puts of unknown size this store shares with others; nil: none.
+	large *LargePuts
 }
 
 // New returns a client of the ObjectStore name (defaulted spec, as the webhook stored it), signed
 // with keys, that dials only what policy allows: the policy's hosts are replaced by the
 // endpoint's own host.
-func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.Policy) (*Store, error) {
+func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.Policy, large *LargePuts) (*Store, error) {
 	u, err := url.Parse(spec.Endpoint)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("ObjectStore %s: endpoint %q is not a URL of a host", name, spec.Endpoint)
@@ -128,7 +128,7 @@ func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.P
 	if err != nil {
 		return nil, fmt.Errorf("ObjectStore %s: %w", name, err)
 	}
-	return &Store{name: name, bucket: spec.Bucket, endpoint: spec.Endpoint, keys: keys, c: c, presigns: spec.CABundle == ""}, nil
+	return &Store{name: name, bucket: spec.Bucket, endpoint: spec.Endpoint, keys: keys, c: c, presigns: spec.CABundle == "", large: large}, nil
 }
 
 // maxListingBytes bounds the body of one listing answer. A page holds at most 1,000 keys of at
@@ -269,20 +269,12 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, int64, erro
 
 // Put writes r as object key, size bytes or -1 when unknown; objects larger than PartSize go up
 // as a multipart upload, which the store makes visible only once complete. An object of unknown
-// size is read up to PartSize first: one that ends by then (most results of a transform) goes up
-// in one PUT, not as a multipart upload of one part, which takes three requests and a buffer of
-// PartSize.
+// size (a transform's result) is read up to PartSize first, within the store's LargePuts past
+// HeadSize (putUnknown): one that ends by then goes up in one PUT, not as a multipart upload of
+// one part, which takes three requests.
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
 	if size < 0 {
-		head := new(bytes.Buffer)
-		n, err := head.ReadFrom(io.LimitReader(r, PartSize+1))
-		if err != nil {
-			return err // the reader's own failure, not the store's
-		}
-		if n <= PartSize {
-			return s.putWhole(ctx, key, head.Bytes())
-		}
-		r = io.MultiReader(head, r)
+		return s.putUnknown(ctx, key, r)
 	}
 	_, err := s.c.PutObject(ctx, s.bucket, key, r, size, minio.PutObjectOptions{PartSize: PartSize, ContentType: "application/octet-stream"})
 	if err != nil {
@@ -300,8 +292,7 @@ func (s *Store) putWhole(ctx context.Context, key string, data []byte) error {
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream"}
 	var sum string
 	if s.c.EndpointURL().Scheme == "http" {
-		h := sha256.Sum256(data)
-		sum, opts.DisableContentSha256 = hex.EncodeToString(h[:]), true
+		sum, opts.DisableContentSha256 = sha256Hex(data), true
 	}
 	if _, err := (minio.Core{Client: s.c}).PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), "", sum, opts); err != nil {
 		return s.explain(err, key)

@@ -42,7 +42,7 @@ func spec(endpoint, bucket string) *v1alpha1.ObjectStoreSpec {
 
 func open(t *testing.T, sp *v1alpha1.ObjectStoreSpec, keys Keys, p egress.Policy) *Store {
 	t.Helper()
-	s, err := New("raw", sp, keys, p)
+	s, err := New("raw", sp, keys, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,8 @@ func TestGetsAreOneRequestOnOneConnection(t *testing.T) {
 func TestResultsGoUpInOnePUTSignedWithTheirHash(t *testing.T) {
 	s, rec := proxiedStore(t)
 	ctx := context.Background()
-	for _, size := range []int{0, 32, 300 << 10} {
+	// Up to HeadSize from the pooled head; past it, from the buffer of a large Put.
+	for _, size := range []int{0, 32, 300 << 10, HeadSize, HeadSize + 1, 3 << 20} {
 		data := random(t, size)
 		key := fmt.Sprintf("result-%d", size)
 		rec.taken()
