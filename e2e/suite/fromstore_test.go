@@ -263,6 +263,21 @@ func TestTransformRunFromAnObjectStore(t *testing.T) {
 		t.Errorf("kubectl etl runs errors pulled-missing: %+v; want images/none.bin alone, 404, saying it does not exist in the store", missing)
 	}
 
+	// Results past a MiB go up from the agent's bounded buffers: one just past it in one PUT,
+	// larger ones as multipart uploads of 16 MiB parts. An echo Transform gives each object back.
+	bigs := map[string][]byte{"just-past.bin": randomBytes(rng, 1<<20+1), "two-parts.bin": randomBytes(rng, 16<<20+3), "three-parts.bin": randomBytes(rng, 40<<20)}
+	s3.put(t, bucket, "big/", bigs)
+	erin.file("echo.yaml", strings.NewReplacer("transformer-md5", "transformer-echo").Replace(restrictedMD5Pod))
+	erin.do(ns, "etl init spec -f echo.yaml --name echo", "transform.etl.mlkube.io/echo created")
+	erin.do(ns, "wait --for=jsonpath={.status.stage}=Running transforms.etl.mlkube.io/echo --timeout=3m", "condition met")
+	erin.file("big.yaml", strings.Replace(runThroughYAML("big", "echo", "raw", "store: processed, prefix: big-out"), "prefix: images}", "prefix: big}", 1))
+	erin.do(ns, "apply --filename=big.yaml", "transformrun.etl.mlkube.io/big created")
+	got = waitRun(t, &v1alpha1.TransformRun{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: ns}}, v1alpha1.RunSucceeded)
+	if got.Status.Totals.DoneObjects != int64(len(bigs)) || got.Status.Totals.FailedObjects != 0 {
+		t.Errorf("the run of large objects through echo: totals %+v; want %d done", got.Status.Totals, len(bigs))
+	}
+	sameFiles(t, "the bucket's objects under big-out/ after the run of large objects through echo, against the objects", s3.get(t, outBucket, "big-out/"), bigs)
+
 	// kubectl etl cp copies between the bucket and the namespace's objects, either way, through
 	// copy runs the agents carry out.
 	erin.do(ns, "etl cp s3://raw/images etl:copied/", "created", "Succeeded 1000/1000 objects")
