@@ -283,17 +283,13 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	return nil
 }
 
-// putWhole writes data, held whole, as object key in one PUT. Over plain HTTP the PUT is signed
-// with the SHA-256 of data: minio-go would otherwise sign it as a stream (aws-chunked), a
-// signature per 64 KiB chunk and a chunk buffer per request, which for the small results of most
-// transforms costs more than the PUT itself, where one signature over the hash protects the bytes
-// as well. Over HTTPS the payload is left unsigned, as minio-go leaves it: TLS protects it.
+// putWhole writes data, held whole, as object key in one PUT signed as payloadHash says. Signed
+// as a stream, a signature per 64 KiB chunk and a chunk buffer per request would cost the small
+// results of most transforms more than the PUT itself.
 func (s *Store) putWhole(ctx context.Context, key string, data []byte) error {
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream"}
-	var sum string
-	if s.c.EndpointURL().Scheme == "http" {
-		sum, opts.DisableContentSha256 = sha256Hex(data), true
-	}
+	sum, hashed := s.payloadHash(data)
+	opts.DisableContentSha256 = hashed
 	if _, err := (minio.Core{Client: s.c}).PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), "", sum, opts); err != nil {
 		return s.explain(err, key)
 	}

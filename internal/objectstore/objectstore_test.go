@@ -49,6 +49,20 @@ func open(t *testing.T, sp *v1alpha1.ObjectStoreSpec, keys Keys, p egress.Policy
 	return s
 }
 
+// readBack checks that key holds want.
+func readBack(t *testing.T, s *Store, key string, want []byte) {
+	t.Helper()
+	body, _, err := s.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer body.Close()
+	got, err := io.ReadAll(body)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s reads back as %d bytes (%v); want the %d written", key, len(got), err, len(want))
+	}
+}
+
 func random(t *testing.T, n int) []byte {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -224,15 +238,7 @@ func TestResultsGoUpInOnePUTSignedWithTheirHash(t *testing.T) {
 		if len(got) != 1 || got[0].method != http.MethodPut || got[0].sha256 != hex.EncodeToString(sum[:]) || got[0].encoding != "" {
 			t.Errorf("a result of %d bytes went up as %+v; want one PUT, X-Amz-Content-Sha256 %x, no aws-chunked encoding", size, got, sum)
 		}
-		body, _, err := s.Get(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := io.ReadAll(body)
-		body.Close()
-		if err != nil || !bytes.Equal(back, data) {
-			t.Errorf("%s reads back as %d bytes (%v); want the %d written", key, len(back), err, size)
-		}
+		readBack(t, s, key, data)
 	}
 }
 

@@ -61,21 +61,23 @@ func (l *LargePuts) acquire(ctx context.Context) (release func(), err error) {
 // hold a second buffer of PartSize, and sign every 64 KiB chunk.
 func (s *Store) putUnknown(ctx context.Context, key string, r io.Reader) error {
 	head := heads.Get()
-	defer heads.Put(head)
 	n, complete, err := bufpool.Prefetch(r, *head)
-	if err != nil {
-		return err // the reader's own failure, not the store's
-	}
-	if complete {
+	if err != nil || complete {
+		defer heads.Put(head)
+		if err != nil {
+			return err // the reader's own failure, not the store's
+		}
 		return s.putWhole(ctx, key, (*head)[:n])
 	}
 	release, err := s.large.acquire(ctx)
 	if err != nil {
+		heads.Put(head)
 		return err
 	}
 	defer release()
 	buf := make([]byte, PartSize)
 	copy(buf, (*head)[:n])
+	heads.Put(head) // for the next small result, while this one goes up
 	m, complete, err := bufpool.Prefetch(r, buf[n:])
 	if err != nil {
 		return err
@@ -111,10 +113,8 @@ func (s *Store) putParts(ctx context.Context, key string, buf []byte, r io.Reade
 		if number > MaxParts {
 			return fmt.Errorf("object %q: the result passed %d parts of %d MiB, the most one upload takes", key, MaxParts, PartSize>>20)
 		}
-		popts := minio.PutObjectPartOptions{}
-		if s.c.EndpointURL().Scheme == "http" {
-			popts.Sha256Hex, popts.DisableContentSha256 = sha256Hex(part), true
-		}
+		var popts minio.PutObjectPartOptions
+		popts.Sha256Hex, popts.DisableContentSha256 = s.payloadHash(part)
 		p, err := core.PutObjectPart(ctx, s.bucket, key, id, number, bytes.NewReader(part), int64(len(part)), popts)
 		if err != nil {
 			return s.explain(err, key)
@@ -134,6 +134,16 @@ func (s *Store) putParts(ctx context.Context, key string, buf []byte, r io.Reade
 
 // abortTimeout bounds the abort of a failed upload.
 const abortTimeout = 30 * time.Second
+
+// payloadHash is what a request carrying p, held whole, is signed with: over plain HTTP p's
+// SHA-256 (hashed true), so that one signature protects the bytes, where minio-go would sign
+// them as a stream (aws-chunked); over HTTPS nothing, as minio-go leaves it: TLS protects them.
+func (s *Store) payloadHash(p []byte) (sum string, hashed bool) {
+	if s.c.EndpointURL().Scheme != "http" {
+		return "", false
+	}
+	return sha256Hex(p), true
+}
 
 func sha256Hex(p []byte) string {
 	h := sha256.Sum256(p)

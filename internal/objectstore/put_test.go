@@ -113,16 +113,3 @@ func (w waitingReader) Read([]byte) (int, error) {
 	<-w.release
 	return 0, io.EOF
 }
-
-func readBack(t *testing.T, s *Store, key string, want []byte) {
-	t.Helper()
-	body, _, err := s.Get(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer body.Close()
-	got, err := io.ReadAll(body)
-	if err != nil || !bytes.Equal(got, want) {
-		t.Errorf("%s reads back as %d bytes (%v); want the %d written", key, len(got), err, len(want))
-	}
-}
