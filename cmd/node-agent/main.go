@@ -131,7 +131,7 @@ func parseFlags(args []string, getenv func(string) string) (srv serving, opts ag
 	fs.IntVar(&opts.WSConns, "ws-conns", opts.WSConns, "WebSocket connections kept per ws transformer")
 	fs.IntVar(&opts.MaxOfflineRuns, "max-offline-runs", opts.MaxOfflineRuns, "runs (TransformRun shares) at once on the node, shared fairly among namespaces; more are refused with 429")
 	fs.IntVar(&opts.MaxOfflineWorkers, "max-offline-workers", opts.MaxOfflineWorkers, "run workers at once on the node, across runs, shared fairly among namespaces; a run past it is refused with 429")
-	fs.IntVar(&opts.MaxLargeStorePuts, "max-large-store-puts", opts.MaxLargeStorePuts, fmt.Sprintf("runs' results of over %d MiB going up to object stores at once, each holding a buffer of %d MiB; more wait for one to end", objectstore.HeadSize>>20, objectstore.PartSize>>20))
+	fs.IntVar(&opts.MaxLargeStorePuts, "max-large-store-puts", opts.MaxLargeStorePuts, fmt.Sprintf("runs' results of over %d MiB going up to object stores at once, each holding a buffer of %d MiB; more wait for one to end, shared fairly among namespaces", objectstore.HeadSize>>20, objectstore.PartSize>>20))
 	fs.IntVar(&opts.MaxStreams, "max-streams", opts.MaxStreams, "client streams ("+agent.PathStream+") open at once, shared fairly among namespaces; more are refused with 429")
 	fs.IntVar(&opts.MaxInlineRequests, "max-inline-requests", opts.MaxInlineRequests,
 		"inline requests ("+agent.PathTransform+") served at once on the node, each until its answer ends, shared fairly among namespaces; more are refused with 429")

@@ -22,7 +22,6 @@ import (
 	"github.com/mlkube/mlkube/internal/bufpool"
 	"github.com/mlkube/mlkube/internal/egress"
 	"github.com/mlkube/mlkube/internal/h1client"
-	"github.com/mlkube/mlkube/internal/objectstore"
 	"github.com/mlkube/mlkube/internal/status"
 )
 
@@ -144,9 +143,7 @@ type Agent struct {
 	runs              *noderun.Runs
 	limits            nodeLimits
 	// size bounds every object (--max-object-size).
-	size sizeLimit
-	// largePuts bounds the large results going up to the stores of every run.
-	largePuts   *objectstore.LargePuts
+	size        sizeLimit
 	promHandler http.Handler
 	// objects is the object API's store; peers carries its requests to
 	// other nodes' agents, as this agent (peerToken), and located remembers
@@ -203,8 +200,6 @@ func New(opts Options) (*Agent, error) {
 		stats:   recorder{node: opts.Node},
 		limits:  newNodeLimits(opts),
 		size:    newSizeLimit(opts.MaxObjectSize, opts.Node),
-
-		largePuts: objectstore.NewLargePuts(opts.MaxLargeStorePuts, "--max-large-store-puts"),
 
 		storeLists: make(chan struct{}, maxStoreLists),
 	}

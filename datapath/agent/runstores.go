@@ -61,7 +61,7 @@ func (a *Agent) openStore(ctx context.Context, ns, name string, spec *etlv1alpha
 	if err != nil {
 		return nil, err
 	}
-	c, err := objectstore.New(name, spec, keys, a.opts.Stores, a.largePuts)
+	c, err := objectstore.New(name, spec, keys, a.opts.Stores, a.limits.largePuts.For(ns))
 	if err != nil {
 		return nil, err
 	}

@@ -88,13 +88,13 @@ type Store struct {
 	// system's CAs only; a store of a caBundle of its own is read by the agent.
 	presigns bool
 	// large bounds the large Puts of unknown size this store shares with others; nil: none.
-	large *LargePuts
+	large LargePuts
 }
 
 // New returns a client of the ObjectStore name (defaulted spec, as the webhook stored it), signed
 // with keys, that dials only what policy allows: the policy's hosts are replaced by the
 // endpoint's own host.
-func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.Policy, large *LargePuts) (*Store, error) {
+func New(name string, spec *v1alpha1.ObjectStoreSpec, keys Keys, policy egress.Policy, large LargePuts) (*Store, error) {
 	u, err := url.Parse(spec.Endpoint)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("ObjectStore %s: endpoint %q is not a URL of a host", name, spec.Endpoint)

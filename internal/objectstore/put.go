@@ -28,30 +28,18 @@ var heads = bufpool.New(HeadSize)
 // LargePuts bounds how many Puts of unknown size past HeadSize go on at once across the stores
 // that share it. Each holds a buffer of PartSize; without a bound an agent whose 64 run workers
 // all put results of 16 MiB into a store would hold a gigabyte, past its memory limit, and every
-// namespace's data path on the node would go with it. A Put past the bound waits for one to end,
-// for as long as its context lets it.
-type LargePuts struct {
-	slots chan struct{}
-	flag  string // the setting that sizes it, named when a Put gives up waiting
+// namespace's data path on the node would go with it. Acquire waits for a slot for as long as ctx
+// lets it (the agent's shares them fairly among namespaces), and its error says what bounds them.
+type LargePuts interface {
+	Acquire(ctx context.Context) (release func(), err error)
 }
 
-// NewLargePuts returns a bound of n large Puts at once, set by flag.
-func NewLargePuts(n int, flag string) *LargePuts {
-	return &LargePuts{slots: make(chan struct{}, n), flag: flag}
-}
-
-// acquire takes a slot, or fails once ctx ends; a nil LargePuts bounds nothing.
-func (l *LargePuts) acquire(ctx context.Context) (release func(), err error) {
-	if l == nil {
+// acquire takes a slot of s.large, or none when nothing bounds the store's large Puts.
+func (s *Store) acquire(ctx context.Context) (release func(), err error) {
+	if s.large == nil {
 		return func() {}, nil
 	}
-	select {
-	case l.slots <- struct{}{}:
-		return func() { <-l.slots }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for one of the %d puts of results over %d bytes that may go on at once (%s): %w",
-			cap(l.slots), HeadSize, l.flag, context.Cause(ctx))
-	}
+	return s.large.Acquire(ctx)
 }
 
 // putUnknown writes r, of unknown size, as object key. A result that ends within HeadSize goes up
@@ -69,7 +57,7 @@ func (s *Store) putUnknown(ctx context.Context, key string, r io.Reader) error {
 		}
 		return s.putWhole(ctx, key, (*head)[:n])
 	}
-	release, err := s.large.acquire(ctx)
+	release, err := s.acquire(ctx)
 	if err != nil {
 		heads.Put(head)
 		return err

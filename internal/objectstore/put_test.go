@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,11 +62,12 @@ type failingReader struct{ err error }
 
 func (f failingReader) Read([]byte) (int, error) { return 0, f.err }
 
-// While the store's large Puts are all taken, another large result waits for one, and says which
-// setting bounds them when its context ends first; a small result does not wait at all.
+// While the store's large Puts are all taken, another large result waits for one, and fails with
+// the bound's own error when its context ends first; a small result does not wait at all.
 func TestLargePutsWaitForASlot(t *testing.T) {
 	s, _ := proxiedStore(t)
-	s.large = NewLargePuts(1, "--max-large-store-puts")
+	slot := oneSlot(make(chan struct{}, 1))
+	s.large = slot
 	ctx := context.Background()
 
 	// The first large result holds the only slot until its reader is let go on.
@@ -76,7 +77,7 @@ func TestLargePutsWaitForASlot(t *testing.T) {
 	go func() {
 		done <- s.Put(ctx, "first", io.MultiReader(bytes.NewReader(first), waitingReader{release}), -1)
 	}()
-	for deadline := time.Now().Add(time.Minute); len(s.large.slots) == 0; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); len(slot) == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the first large Put never took its slot")
 		}
@@ -89,8 +90,8 @@ func TestLargePutsWaitForASlot(t *testing.T) {
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
 	err := s.Put(ended, "second", bytes.NewReader(random(t, HeadSize+1)), -1)
-	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "--max-large-store-puts") {
-		t.Errorf("a large result while the only slot is taken, its context ended: %v; want it to name --max-large-store-puts and the cause", err)
+	if !errors.Is(err, errNoSlot) || !errors.Is(err, context.Canceled) {
+		t.Errorf("a large result while the only slot is taken, its context ended: %v; want the bound's error with the cause", err)
 	}
 
 	close(release)
@@ -104,6 +105,20 @@ func TestLargePutsWaitForASlot(t *testing.T) {
 	}
 	readBack(t, s, "second", second)
 	readBack(t, s, "small", small)
+}
+
+// oneSlot is a bound of one large Put at once (the agent's is package fairshare's Queue).
+type oneSlot chan struct{}
+
+var errNoSlot = errors.New("no slot")
+
+func (s oneSlot) Acquire(ctx context.Context) (func(), error) {
+	select {
+	case s <- struct{}{}:
+		return func() { <-s }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", errNoSlot, context.Cause(ctx))
+	}
 }
 
 // waitingReader ends once release is closed.

@@ -9,7 +9,7 @@
 // included; and all namespaces together at most Max.
 //
 //   - Work-conserving: a namespace alone may take the whole node (N = 1).
-//   - Requests are refused (429), never queued, so "others wait" means
+//   - A Cap's requests are refused (429), never queued, so "others wait" means
 //     "were refused lately": a refused namespace counts for Waiting after
 //     its last refusal, the time its clients (the manager polls runs every
 //     few seconds) take to ask again. Meanwhile the others' shares shrink,
@@ -17,6 +17,10 @@
 //   - Nothing is taken back: a namespace above its share (it took the
 //     node while alone) keeps what it holds and gets no more until it is
 //     under its share again.
+//
+// A Queue is the same idea for work already under way that should wait
+// rather than fail: its askers wait, and a slot given back goes to the
+// waiting namespace that holds the fewest.
 package fairshare
 
 import (
