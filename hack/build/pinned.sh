@@ -106,14 +106,24 @@ if [ $# -gt 0 ]; then
     wanted+=("$p")
   done
 fi
-missing=()
-for p in "${wanted[@]}"; do [ -x "$bin/${p##*/}" ] || missing+=("$p"); done
+missing() {
+  missing=()
+  for p in "${wanted[@]}"; do [ -x "$bin/${p##*/}" ] || missing+=("$p"); done
+  [ ${#missing[@]} -gt 0 ]
+}
 
-if [ ${#missing[@]} -gt 0 ]; then
+# One build of a tool at a time: a caller that finds another building it (.ci/run builds the tools
+# of later stages in the background) waits for that build, then builds only what is still missing,
+# which is nothing unless that build failed.
+if missing; then
+  mkdir -p "$bin"
+  exec 9>"${bin%/bin}/build.lock"
+  flock 9
+fi
+if missing; then
   echo "building ${missing[*]##*/} $version (first run only; cached in $bin)" >&2
   # Static binaries built in the pinned module without touching its files, into bin through a
   # temporary directory: no half-written binary is ever at its final name.
-  mkdir -p "$bin"
   tmp=$(mktemp -d "$bin/.build.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   CGO_ENABLED=0 go build -C "$mod" -mod=readonly -trimpath -ldflags "-s -w $(ldflags "$name" "$version")" -o "$tmp/" "${missing[@]}" >&2
