@@ -25,8 +25,8 @@ tool() {
     kubeadm) module=k8s.io/kubernetes packages=(k8s.io/kubernetes/cmd/kubeadm) ;;
     # For the kind node image: kubeadm runs it as a static pod (hack/build/etcd/etcd is its main).
     etcd) module=go.etcd.io/etcd/server/v3 packages=(./etcd) ;;
-    # Cluster DNS of both e2e clusters.
-    coredns) module=github.com/coredns/coredns packages=(github.com/coredns/coredns) ;;
+    # Cluster DNS of both e2e clusters, with the plugins their Corefiles use (hack/build/coredns/coredns is its main).
+    coredns) module=github.com/coredns/coredns packages=(./coredns) ;;
     # metrics.k8s.io on the e2e clusters (kubectl mxjob top, kubectl etl metrics).
     metrics-server) module=sigs.k8s.io/metrics-server packages=(sigs.k8s.io/metrics-server/cmd/metrics-server) ;;
     # make chart-check's helm lint and helm template.
