@@ -37,9 +37,10 @@ var scopes = map[string][]string{
 		"TestHostileTenant",                                      // the agents' and the manager's bounds under the provider's network and cgroups (about 2 min)
 		"TestFQNInRestrictedNamespace",                           // the data.mlkube.io driver under the provider's kubelet and mount propagation
 		"TestTransformRunFromAnObjectStore",                      // the agents reaching a store through the provider's Services and DNS
-		"TestTransformRunFromAStoreResumesAfterItsAgentIsDeleted",
-		"TestMxJobsQueuedByKueueRunOneAtATimeWithinQuota", // Kueue's image, webhooks and scheduler on the provider
-		"TestMxJobPreemptedByAHigherPriorityResumesAndSucceeds",
+		"TestMxJobsQueuedByKueueRunOneAtATimeWithinQuota",        // Kueue's image, webhooks and scheduler on the provider
+		// Not here, though they ran here once: a store run resuming after its agent's restart
+		// (the two tests above it show each half on the provider) and Kueue's preemption (Kueue's
+		// own logic and mlkube's suspend, nothing a provider changes). Together 80 s of every run.
 	},
 	// What an install changes: the manifests (RBAC, roles for users, webhook configuration, the
 	// manager's replicas and budget, the agent's DaemonSet) and images pulled by digest.
