@@ -44,6 +44,9 @@ type config struct {
 	// archivesURL is where the release's krew archives are published: the krew manifests' uris
 	// are archivesURL/<archive>. Empty: the GitHub release of version (the manifests' own uris).
 	archivesURL string
+	// krew: build the plugins' archives and manifests into krew/. make e2e-release goes without:
+	// it tests installing the release, and make krew-check the same scripts' archives.
+	krew bool
 }
 
 func main() {
@@ -54,6 +57,7 @@ func main() {
 	archs := flag.String("arch", "amd64,arm64", "comma-separated architectures of every image (linux)")
 	flag.StringVar(&c.archivesURL, "archives-url", os.Getenv("ARCHIVES_URL"), "http(s) URL the krew archives (krew/archives/*) are published under; the krew manifests' uris name it (default $ARCHIVES_URL, else "+githubReleases+"VERSION)")
 	flag.StringVar(&c.out, "out", "_output/release", "directory the release's files go into, under VERSION/")
+	flag.BoolVar(&c.krew, "krew", os.Getenv("RELEASE_KREW") != "0", "build the plugins' krew archives and manifests into krew/ (default true, false when $RELEASE_KREW is 0)")
 	flag.Parse()
 	c.archs = strings.Split(*archs, ",")
 	var err error
@@ -168,8 +172,10 @@ func run(ctx context.Context, c config) error {
 	if err := os.WriteFile(filepath.Join(stage, "values.yaml"), values, 0o644); err != nil {
 		return err
 	}
-	if err := krew(ctx, c.root, filepath.Join(stage, "krew"), c.version, c.archivesURL); err != nil {
-		return err
+	if c.krew {
+		if err := krew(ctx, c.root, filepath.Join(stage, "krew"), c.version, c.archivesURL); err != nil {
+			return err
+		}
 	}
 	if err := os.Chmod(stage, 0o755); err != nil {
 		return err

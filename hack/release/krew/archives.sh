@@ -10,13 +10,20 @@
 #     names (GOTOOLCHAIN; a machine with another Go fetches that one from the module proxy);
 #   - the tarball: fixed member order, mode, owner, group and mtime; gzip -n stores no name or time.
 #
-# usage: hack/release/krew/archives.sh OUTDIR VERSION
+# KREW_PLATFORMS, when set, builds only those of the platforms (make krew-check; see check.sh),
+# and SHA256SUMS lists only their archives.
+#
+# usage: [KREW_PLATFORMS="os/arch ..."] hack/release/krew/archives.sh OUTDIR VERSION
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 OUTDIR VERSION" >&2; exit 2; }
 out=$1 version=$2
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 plugins=(etl mxjob)
-platforms=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
+all=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
+read -r -a platforms <<<"${KREW_PLATFORMS:-${all[*]}}"
+for pl in "${platforms[@]}"; do
+  [[ " ${all[*]} " == *" $pl "* ]] || { echo "krew: KREW_PLATFORMS names $pl, which is none of ${all[*]}" >&2; exit 2; }
+done
 [[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
   { echo "krew: version $version is not semver with a leading v (e.g. v0.1.0)" >&2; exit 1; }
 [ -f "$root/LICENSE" ] || { echo "krew: $root/LICENSE is missing; the archives must carry it" >&2; exit 1; }
@@ -53,6 +60,7 @@ status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 [ "$status" -eq 0 ] || { echo "krew: building the plugin archives failed" >&2; exit 1; }
 
-for f in "$stage"/*.tar.gz; do mv "$f" "$out/"; done
-(cd "$out" && sha256sum -- kubectl-*_*_*.tar.gz >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
+# The sums of these archives only: OUTDIR may hold other platforms' from an earlier run.
+(cd "$stage" && sha256sum -- kubectl-*_*_*.tar.gz >SHA256SUMS)
+for f in "$stage"/*.tar.gz "$stage/SHA256SUMS"; do mv "$f" "$out/"; done
 cat "$out/SHA256SUMS" >&2
