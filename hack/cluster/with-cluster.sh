@@ -26,6 +26,11 @@ diagnostics() {
   hack/cluster/kubectl.sh get pods -A -o wide || true
   hack/cluster/kubectl.sh get events -A --sort-by=.lastTimestamp | tail -60 || true
   hack/cluster/kubectl.sh -n mlkube-system logs deploy/mlkube-manager --tail=200 || true
+  # Last, in a line each, what most often says why: pods not ready, and the newest warnings.
+  hack/cluster/kubectl.sh get pods -A --no-headers 2>/dev/null |
+    awk '{ split($3, r, "/") } r[1] != r[2] && $4 != "Completed" { print "diagnostics: pod not ready: " $0 }' || true
+  hack/cluster/kubectl.sh get events -A --field-selector type=Warning --sort-by=.lastTimestamp --no-headers 2>/dev/null |
+    tail -8 | sed 's/^/diagnostics: warning: /' || true
 }
 if ! hack/cluster/deploy.sh; then diagnostics; exit 1; fi
 echo "== deployed after $(( $(date +%s) - start ))s"
