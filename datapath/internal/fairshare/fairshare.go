@@ -53,12 +53,10 @@ type Cap struct {
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 
-	mu   sync.Mutex
-	held int
-	// holders has the namespaces that hold some, at most Max of them;
-	// waiting the ones refused lately, with the time of their last
-	// refusal.
-	holders map[string]int
+	mu sync.Mutex
+	// held has the namespaces that hold some, at most Max of them; waiting
+	// the ones refused lately, with the time of their last refusal.
+	held    holdings
 	waiting map[string]time.Time
 }
 
@@ -70,9 +68,9 @@ func (c *Cap) Admit(ns string, n int) error {
 	defer c.mu.Unlock()
 	now := c.now()
 	c.forget(now)
-	mine := c.holders[ns]
+	mine := c.held.by[ns]
 	switch contenders := c.contenders(ns); {
-	case c.held+n > c.Max:
+	case c.held.total+n > c.Max:
 		c.refused(ns, now)
 		return c.full(n)
 	case contenders > 1 && mine+n > share(c.Max, contenders):
@@ -81,11 +79,7 @@ func (c *Cap) Admit(ns string, n int) error {
 			"namespace %s holds %d of this node's %d %s (%s), and may hold %d while %d namespaces use or wait for them: its fair share; retry later%s",
 			ns, mine, c.Max, c.What, c.Flag, share(c.Max, contenders), contenders, c.hint()))
 	}
-	if c.holders == nil {
-		c.holders = map[string]int{}
-	}
-	c.holders[ns] = mine + n
-	c.held += n
+	c.held.take(ns, n)
 	// Admitted: it waits no more.
 	delete(c.waiting, ns)
 	return nil
@@ -95,17 +89,36 @@ func (c *Cap) Admit(ns string, n int) error {
 func (c *Cap) Release(ns string, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.held -= n
-	if c.holders[ns] -= n; c.holders[ns] <= 0 {
-		delete(c.holders, ns)
-	}
+	c.held.give(ns, n)
 }
 
 // Held is what all namespaces hold now.
 func (c *Cap) Held() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.held
+	return c.held.total
+}
+
+// holdings counts what each namespace holds of a cap, and all of them
+// together: the bookkeeping of a Cap and of a Queue.
+type holdings struct {
+	total int
+	by    map[string]int // only namespaces that hold some
+}
+
+func (h *holdings) take(ns string, n int) {
+	if h.by == nil {
+		h.by = map[string]int{}
+	}
+	h.by[ns] += n
+	h.total += n
+}
+
+func (h *holdings) give(ns string, n int) {
+	h.total -= n
+	if h.by[ns] -= n; h.by[ns] <= 0 {
+		delete(h.by, ns)
+	}
 }
 
 // share is a namespace's part of max among contenders.
@@ -115,13 +128,13 @@ func share(max, contenders int) int {
 
 // contenders counts the namespaces that hold some or wait, and ns.
 func (c *Cap) contenders(ns string) int {
-	n := len(c.holders)
+	n := len(c.held.by)
 	for w := range c.waiting {
-		if _, holds := c.holders[w]; !holds && w != ns {
+		if _, holds := c.held.by[w]; !holds && w != ns {
 			n++
 		}
 	}
-	if _, holds := c.holders[ns]; !holds {
+	if _, holds := c.held.by[ns]; !holds {
 		n++
 	}
 	return n
@@ -153,7 +166,7 @@ func (c *Cap) full(n int) error {
 			"this node already holds %d %s, its limit (%s); retry later%s", c.Max, c.What, c.Flag, c.hint()))
 	}
 	return status.With(http.StatusTooManyRequests, fmt.Errorf(
-		"%d more %s would exceed this node's limit of %d (%s; %d in use); retry later%s", n, c.What, c.Max, c.Flag, c.held, c.hint()))
+		"%d more %s would exceed this node's limit of %d (%s; %d in use); retry later%s", n, c.What, c.Max, c.Flag, c.held.total, c.hint()))
 }
 
 func (c *Cap) hint() string {

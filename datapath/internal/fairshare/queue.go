@@ -22,8 +22,7 @@ type Queue struct {
 	Max        int
 
 	mu      sync.Mutex
-	held    int
-	holders map[string]int
+	held    holdings
 	waiters []*waiter // in the order they asked
 }
 
@@ -37,8 +36,8 @@ type waiter struct {
 // the cause of ctx.
 func (q *Queue) Acquire(ctx context.Context, ns string) (release func(), err error) {
 	q.mu.Lock()
-	if q.held < q.Max && len(q.waiters) == 0 {
-		q.take(ns)
+	if q.held.total < q.Max && len(q.waiters) == 0 {
+		q.held.take(ns, 1)
 		q.mu.Unlock()
 		return q.releaser(ns), nil
 	}
@@ -72,15 +71,7 @@ func (q *Queue) Waiting() int {
 func (q *Queue) Held() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.held
-}
-
-func (q *Queue) take(ns string) {
-	if q.holders == nil {
-		q.holders = map[string]int{}
-	}
-	q.holders[ns]++
-	q.held++
+	return q.held.total
 }
 
 // releaser gives back ns's slot once, and hands the free slots to the
@@ -91,14 +82,11 @@ func (q *Queue) releaser(ns string) func() {
 		once.Do(func() {
 			q.mu.Lock()
 			defer q.mu.Unlock()
-			q.held--
-			if q.holders[ns]--; q.holders[ns] <= 0 {
-				delete(q.holders, ns)
-			}
-			for q.held < q.Max && len(q.waiters) > 0 {
-				w := q.waiters[next(q.waiters, q.holders)]
+			q.held.give(ns, 1)
+			for q.held.total < q.Max && len(q.waiters) > 0 {
+				w := q.waiters[next(q.waiters, q.held.by)]
 				q.drop(w)
-				q.take(w.ns)
+				q.held.take(w.ns, 1)
 				close(w.granted)
 			}
 		})

@@ -53,7 +53,7 @@ func acquire(t *testing.T, q *Queue, ns string) func() {
 func granted(t *testing.T, q *Queue, holding map[string]int, got <-chan asked, ns string) func() {
 	t.Helper()
 	q.mu.Lock()
-	now := maps.Clone(q.holders)
+	now := maps.Clone(q.held.by)
 	q.mu.Unlock()
 	if !maps.Equal(now, holding) {
 		t.Fatalf("namespaces hold %v, want %v: the slot given back went to the wrong waiter", now, holding)
