@@ -19,11 +19,8 @@ set -euo pipefail
 out=$1 version=$2
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 plugins=(etl mxjob)
-all=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
-read -r -a platforms <<<"${KREW_PLATFORMS:-${all[*]}}"
-for pl in "${platforms[@]}"; do
-  [[ " ${all[*]} " == *" $pl "* ]] || { echo "krew: KREW_PLATFORMS names $pl, which is none of ${all[*]}" >&2; exit 2; }
-done
+# shellcheck source=platforms.sh
+. "$(dirname "$0")/platforms.sh"
 [[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
   { echo "krew: version $version is not semver with a leading v (e.g. v0.1.0)" >&2; exit 1; }
 [ -f "$root/LICENSE" ] || { echo "krew: $root/LICENSE is missing; the archives must carry it" >&2; exit 1; }

@@ -37,20 +37,16 @@ version=$1 archives=$2
 shift 2
 manifests=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
-all=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
-read -r -a platforms <<<"${KREW_PLATFORMS:-${all[*]}}"
-
-tools=$("$here/../../build/pinned.sh" krew)
-kubectl="$("$here/../../build/pinned.sh" kube kubectl)/kubectl"
-"$here/archives.sh" "$archives" "$version"
+# shellcheck source=platforms.sh
+. "$here/platforms.sh"
 
 work=$(mktemp -d)
 server=""
 trap '[ -z "$server" ] || kill "$server"; rm -rf "$work"' EXIT
 fail() { echo "krew-check: $*" >&2; exit 1; }
 
-# 1b. With some platforms left out: every file that reaches the plugins on one of them reaches them
-# on a platform built here.
+# 1a. With some platforms left out: every file that reaches the plugins on one of them reaches them
+# on a platform built here. First, so that a change that fails it costs no cross-compile.
 plugin_files() { # plugin_files OS/ARCH: this repository's files compiled into the plugins there
   (cd "$here/../../.." && GOOS=${1%/*} GOARCH=${1#*/} CGO_ENABLED=0 go list -deps -f \
     '{{if and .Module .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}
@@ -69,8 +65,13 @@ if [ ${#left[@]} -gt 0 ]; then
     [ -z "$only" ] || fail "on $pl the plugins compile files no platform built here compiles, so its archives' sha256s cannot be checked without building them: add $pl to KREW_PLATFORMS (empty: all six):
 $only"
   done
-  echo "krew-check: built ${platforms[*]}; what reaches the plugins on ${left[*]} reaches them on one of those, so the manifests' sha256s for those stand while the built ones match"
+  echo "krew-check: building ${platforms[*]}; what reaches the plugins on ${left[*]} reaches them on one of those, so the manifests' sha256s for those stand while the built ones match"
 fi
+
+# 1b. The archives.
+tools=$("$here/../../build/pinned.sh" krew)
+kubectl="$("$here/../../build/pinned.sh" kube kubectl)/kubectl"
+"$here/archives.sh" "$archives" "$version"
 
 # 2. krew's validator. It logs through klog and ends with a fatal line (and goroutine dump): show
 # that line's message.
@@ -90,7 +91,7 @@ cp "$archives/SHA256SUMS" "$sums/"
 for m in "${manifests[@]}"; do
   awk '/^[ -]+uri: /{n = split($0, p, "/"); a = p[n]} /^[ -]+sha256: /{print $2 "  " a}' "$m"
 done | while read -r sum archive; do
-  grep -q "  $archive\$" "$sums/SHA256SUMS" || echo "$sum  $archive" >>"$sums/SHA256SUMS"
+  awk -v a="$archive" '$2 == a {found = 1} END {exit !found}' "$sums/SHA256SUMS" || echo "$sum  $archive" >>"$sums/SHA256SUMS"
 done
 for m in "${manifests[@]}"; do
   fresh="$work/fresh/$(basename "$m")"
