@@ -39,6 +39,8 @@ type Source struct {
 	MaxAge time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// RetryAfter is Start's first wait after a failure; 0 means a second.
+	RetryAfter time.Duration
 
 	mu      sync.Mutex
 	set     transformertoken.Set
@@ -52,16 +54,36 @@ func (s *Source) now() time.Time {
 	return time.Now()
 }
 
-// Start creates the Secret when it does not exist, so that the agents' volume has keys before the
-// first Transform; it is a manager Runnable, run by every replica (creating is idempotent). A
-// failure is logged, not fatal: the Transform controller asks again before it creates pods, and
-// reports the error on the Transform.
+// Start creates the Secret when it does not exist: the agents' pods mount it, and do not start
+// before it is there. It is a manager Runnable, run by every replica (creating is idempotent).
+// A failure is logged and tried again, backing off from RetryAfter to maxRetryAfter, until it
+// succeeds or the manager stops: at install the manager can start before the Role that lets it
+// read the Secret, or the agents' namespace, is created or known to the API server's authorizer
+// (forbidden, not found), and gave up there once, leaving every agent waiting until the first
+// Transform asked again. The Transform controller still asks before it creates pods, and reports
+// an error on the Transform.
 func (s *Source) Start(ctx context.Context) error {
-	if _, _, err := s.Current(ctx); err != nil {
-		log.FromContext(ctx).Error(err, "transformer token keys are not available yet")
+	wait := s.RetryAfter
+	if wait <= 0 {
+		wait = time.Second
 	}
-	return nil
+	for {
+		_, _, err := s.Current(ctx)
+		if err == nil {
+			return nil
+		}
+		log.FromContext(ctx).Error(err, "transformer token keys are not available yet; the node agents wait for them", "retryAfter", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxRetryAfter)
+	}
 }
+
+// maxRetryAfter bounds Start's backoff: an admin's fix (a Role, the namespace) is picked up within it.
+const maxRetryAfter = 30 * time.Second
 
 // NeedLeaderElection: every replica may need the key, and creating the Secret twice is harmless.
 func (s *Source) NeedLeaderElection() bool { return false }
