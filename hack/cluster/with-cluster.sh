@@ -26,7 +26,10 @@ diagnostics() {
   hack/cluster/kubectl.sh get pods -A -o wide || true
   hack/cluster/kubectl.sh get events -A --sort-by=.lastTimestamp | tail -60 || true
   hack/cluster/kubectl.sh -n mlkube-system logs deploy/mlkube-manager --tail=200 || true
-  # Last, in a line each, what most often says why: pods not ready, and the newest warnings.
+  # Last, in a line each, what most often says why: the manager's last errors, pods not ready, and
+  # the newest warnings.
+  hack/cluster/kubectl.sh -n mlkube-system logs deploy/mlkube-manager --tail=500 2>/dev/null |
+    grep -oE '"msg":"([^"\\]|\\.)*","error":"([^"\\]|\\.)*"' | tail -4 | sed 's/^/diagnostics: manager: /' || true
   hack/cluster/kubectl.sh get pods -A --no-headers 2>/dev/null |
     awk '{ split($3, r, "/") } r[1] != r[2] && $4 != "Completed" { print "diagnostics: pod not ready: " $0 }' || true
   hack/cluster/kubectl.sh get events -A --field-selector type=Warning --sort-by=.lastTimestamp --no-headers 2>/dev/null |
